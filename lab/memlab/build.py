@@ -1,0 +1,97 @@
+"""Out-of-tree kernel builds: tinyconfig + fragments, ccache, -j<cores>."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import deps, kconfig, kernel_tree, paths
+from .runner import LabError, run_logged, say
+
+ARCHES = {
+    # arch -> (make ARCH, image path inside O=, cross prefix)
+    "x86_64": ("x86_64", "arch/x86/boot/bzImage", ""),
+}
+
+
+@dataclass(frozen=True)
+class Built:
+    arch: str
+    variant: str
+    config: str
+    out: Path
+    image: Path
+
+
+def make_args(arch: str, out: Path) -> list[str]:
+    make_arch, _, cross = ARCHES[arch]
+    cc = f"ccache {cross}gcc"
+    return [f"O={out}", f"ARCH={make_arch}", f"CC={cc}", f"HOSTCC=ccache gcc",
+            f"-j{os.cpu_count() or 2}"]
+
+
+def _stamp(opts: kconfig.Options, tree: Path) -> str:
+    h = hashlib.sha256(kconfig.render(opts).encode())
+    h.update(str(tree).encode())
+    return h.hexdigest()
+
+
+def configure(tree: Path, out: Path, arch: str, config: str, log: Path) -> None:
+    """tinyconfig, then the fragment, then olddefconfig; verify the result."""
+    opts = kconfig.load_fragment(config, arch)
+    stamp_file = out / ".memlab-config"
+    stamp = _stamp(opts, tree)
+    dotconfig = out / ".config"
+    if dotconfig.exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    make = ["make", "-C", str(tree), *make_args(arch, out)]
+    run_logged(make + ["tinyconfig"], log, "configure: tinyconfig")
+    dotconfig.write_text(kconfig.merge(dotconfig.read_text(), opts))
+    run_logged(make + ["olddefconfig"], log, f"configure: {config} fragment")
+    bad = kconfig.verify(opts, dotconfig.read_text())
+    if bad:
+        stamp_file.unlink(missing_ok=True)
+        raise LabError(f"config {config!r}: {len(bad)} requested option(s) did not "
+                       "survive olddefconfig (missing dependency or unknown symbol):\n  "
+                       + "\n  ".join(str(b) for b in bad))
+    stamp_file.write_text(stamp)
+
+
+def build(variant: str, config: str = "lab", arch: str = "x86_64") -> Built:
+    if arch not in ARCHES:
+        raise LabError(f"unknown arch {arch!r} (supported: {', '.join(ARCHES)})")
+    deps.ensure("build")
+    if not kernel_tree.has_tree():
+        raise LabError("no kernel work tree: run `memlab source` first")
+    tree = kernel_tree.sync_variant_tree(variant)
+    out = paths.out_dir(arch, variant, config)
+    log = paths.LOGS / f"build-{arch}-{variant}-{config}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("")
+    configure(tree, out, arch, config, log)
+    stats = out / ".memlab-build.json"
+    expected = json.loads(stats.read_text())["lines"] if stats.exists() else None
+    counter = _LineCounter()
+    _, image_rel, _ = ARCHES[arch]
+    run_logged(["make", "-C", str(tree), *make_args(arch, out), "all"],
+               log, f"build {arch}-{variant}-{config}", expected_lines=expected,
+               on_line=counter)
+    # Remember the size of a full build, to show a percentage next time.
+    if expected is None or counter.lines > expected:
+        stats.write_text(json.dumps({"lines": counter.lines}))
+    image = out / image_rel
+    if not image.exists():
+        raise LabError(f"build finished but {image} is missing (see {log})")
+    say(f"kernel image: {image}")
+    return Built(arch, variant, config, out, image)
+
+
+class _LineCounter:
+    def __init__(self) -> None:
+        self.lines = 0
+
+    def __call__(self, line: str) -> None:
+        self.lines += 1

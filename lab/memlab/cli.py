@@ -1,0 +1,135 @@
+"""memlab's command line: one sub-command per verb, errors without tracebacks."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from .runner import LabError, say, stderr
+
+
+def _source(args: argparse.Namespace) -> int:
+    from . import kernel_tree
+    kernel_tree.source(force=args.force)
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from . import kernel_tree
+    if args.check:
+        diffs = kernel_tree.check_export()
+        if diffs:
+            stderr("patches/ and build/linux differ:\n  " + "\n  ".join(diffs))
+            return 1
+        say("patches/ matches build/linux")
+        return 0
+    kernel_tree.export()
+    return 0
+
+
+def _build(args: argparse.Namespace) -> int:
+    from . import build
+    build.build(args.variant, args.config, args.arch)
+    return 0
+
+
+def _boot(args: argparse.Namespace) -> int:
+    from . import guest
+    result = guest.boot_and_run(
+        guest.GuestSpec(variant=args.variant, config=args.config,
+                        script=args.script, memory_gb=args.memory,
+                        pmem_gb=args.pmem, icount=args.icount, cpus=args.cpus,
+                        timeout=args.timeout, append=args.append or []))
+    print(result.summary())
+    return 0 if result.ok else 1
+
+
+def _kunit(args: argparse.Namespace) -> int:
+    from . import kunit_runner
+    res = kunit_runner.run(args.config, args.arch)
+    print(res.summary())
+    return 0 if res.ok else 1
+
+
+def _test(args: argparse.Namespace) -> int:
+    from . import testcmd
+    return testcmd.run(quick=args.quick, skip=set(args.skip or []))
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from . import demo
+    return demo.run(icount=not args.wall, pmem_gb=args.pmem)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="memlab", description="Build, boot, test and measure the "
+        "memmap-init series on Debian's Linux 6.12.")
+    sub = p.add_subparsers(dest="verb", required=True)
+
+    s = sub.add_parser("source", help="install linux-source-6.12, make build/linux, apply the series")
+    s.add_argument("--force", action="store_true",
+                   help="discard build/linux work not exported to patches/")
+    s.set_defaults(func=_source)
+
+    s = sub.add_parser("export", help="write build/linux's commits back to patches/")
+    s.add_argument("--check", action="store_true",
+                   help="only compare; exit 1 when patches/ and build/linux differ")
+    s.set_defaults(func=_export)
+
+    def kernel_args(s: argparse.ArgumentParser) -> None:
+        s.add_argument("--variant", choices=["base", "patched"], default="patched")
+        s.add_argument("--config", default="lab", help="fragment set: lab or debug")
+        s.add_argument("--arch", default="x86_64")
+
+    s = sub.add_parser("build", help="out-of-tree kernel build (tinyconfig + fragments)")
+    kernel_args(s)
+    s.set_defaults(func=_build)
+
+    s = sub.add_parser("boot", help="boot a built kernel under QEMU and run a guest script")
+    kernel_args(s)
+    s.add_argument("--script", required=True, help="scenario name or path of a guest shell script")
+    s.add_argument("--memory", type=int, default=2, help="guest RAM in GB besides pmem")
+    s.add_argument("--pmem", type=int, default=0, help="legacy pmem region size in GB (memmap=)")
+    s.add_argument("--icount", action="store_true",
+                   help="deterministic instruction-count time (-icount shift=0, 1 vCPU)")
+    s.add_argument("--cpus", type=int, default=2)
+    s.add_argument("--timeout", type=int, default=900, help="seconds")
+    s.add_argument("--append", action="append", help="extra kernel command line")
+    s.set_defaults(func=_boot)
+
+    s = sub.add_parser("kunit", help="run our KUnit suites via tools/testing/kunit/kunit.py")
+    s.add_argument("--config", default="kunit", help="kunitconfig fragment in configs/")
+    s.add_argument("--arch", default="x86_64")
+    s.set_defaults(func=_kunit)
+
+    s = sub.add_parser("test", help="the project's tests: pytest, build, KUnit, guest scenarios")
+    s.add_argument("--quick", action="store_true", help="pytest and checkpatch only")
+    s.add_argument("--skip", action="append", choices=["pytest", "checkpatch", "build",
+                                                        "kunit", "guest"])
+    s.set_defaults(func=_test)
+
+    s = sub.add_parser("demo", help="build and boot base and patched, print memmap init lines")
+    s.add_argument("--wall", action="store_true", help="wall-clock TCG instead of --icount")
+    s.add_argument("--pmem", type=int, default=4, help="pmem region in GB")
+    s.set_defaults(func=_demo)
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    start = time.monotonic()
+    try:
+        rc = int(args.func(args))
+    except LabError as e:
+        stderr(f"memlab {args.verb}: error: {e}")
+        return 1
+    except KeyboardInterrupt:
+        stderr("interrupted")
+        return 130
+    say(f"{args.verb} finished in {time.monotonic() - start:.0f}s (exit {rc})")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

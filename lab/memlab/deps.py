@@ -1,0 +1,122 @@
+"""Host dependencies: Debian packages and the virtme-ng venv.
+
+Every verb asks for the groups it needs; what is already present is not
+touched and nothing is printed for it, so the calls are cheap and idempotent.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+from . import paths
+from .runner import LabError, run_logged, say
+
+# Debian package groups, by what needs them.
+APT_GROUPS: dict[str, list[str]] = {
+    "source": ["git", "xz-utils", "patch"],
+    "build": ["gcc", "make", "flex", "bison", "bc", "libelf-dev", "libssl-dev",
+              "ccache", "cpio", "kmod", "perl"],
+    "guest": ["qemu-system-x86", "ndctl", "daxctl", "udev", "python3-venv"],
+}
+VIRTME_NG = "virtme-ng==1.42"
+
+_apt_updated = False
+
+
+def _missing(pkgs: list[str]) -> list[str]:
+    missing = []
+    for pkg in pkgs:
+        res = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg],
+                             capture_output=True, text=True)
+        if "install ok installed" not in res.stdout:
+            missing.append(pkg)
+    return missing
+
+
+def _root_prefix() -> list[str]:
+    if os.geteuid() == 0:
+        return []
+    if shutil.which("sudo"):
+        return ["sudo"]
+    raise LabError("installing packages needs root (or sudo)")
+
+
+def apt_install(pkgs: list[str]) -> None:
+    global _apt_updated
+    missing = _missing(pkgs)
+    if not missing:
+        return
+    say(f"installing Debian packages: {' '.join(missing)}")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    log = paths.LOGS / "apt.log"
+    if not _apt_updated:
+        run_logged(_root_prefix() + ["apt-get", "update", "-q"], log,
+                   "apt-get update", env=env)
+        _apt_updated = True
+    run_logged(_root_prefix() + ["apt-get", "install", "-y", "-q",
+                                 "--no-install-recommends", *missing],
+               log, "apt-get install", env=env)
+
+
+def ensure(*groups: str) -> None:
+    pkgs: list[str] = []
+    for group in groups:
+        pkgs += APT_GROUPS[group]
+    apt_install(pkgs)
+    if "guest" in groups:
+        ensure_virtme_ng()
+
+
+def installed_version(pkg: str) -> str | None:
+    res = subprocess.run(["dpkg-query", "-W", "-f=${Status}|${Version}", pkg],
+                         capture_output=True, text=True)
+    status, _, version = res.stdout.partition("|")
+    return version if "install ok installed" in status else None
+
+
+def ensure_kernel_source() -> str:
+    """Install the pinned linux-source-6.12; fall back to the newest served."""
+    apt_install(APT_GROUPS["source"])
+    have = installed_version(paths.SOURCE_PACKAGE)
+    if have == paths.SOURCE_VERSION and paths.SOURCE_TARBALL.exists():
+        return have
+    global _apt_updated
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    log = paths.LOGS / "apt.log"
+    if not _apt_updated:
+        run_logged(_root_prefix() + ["apt-get", "update", "-q"], log,
+                   "apt-get update", env=env)
+        _apt_updated = True
+    pinned = f"{paths.SOURCE_PACKAGE}={paths.SOURCE_VERSION}"
+    cmd = _root_prefix() + ["apt-get", "install", "-y", "-q",
+                            "--allow-downgrades", "--no-install-recommends"]
+    if run_logged(cmd + [pinned], log, f"install {pinned}", env=env,
+                  check=False) != 0:
+        say(f"WARNING: {pinned} is not served any more; using the newest "
+            f"{paths.SOURCE_PACKAGE} instead (results may differ)")
+        run_logged(cmd + [paths.SOURCE_PACKAGE], log,
+                   f"install {paths.SOURCE_PACKAGE}", env=env)
+    version = installed_version(paths.SOURCE_PACKAGE)
+    if not version or not paths.SOURCE_TARBALL.exists():
+        raise LabError(f"{paths.SOURCE_PACKAGE} did not install "
+                       f"{paths.SOURCE_TARBALL}")
+    return version
+
+
+def vng_path() -> str:
+    return str(paths.VENV / "bin" / "vng")
+
+
+def ensure_virtme_ng() -> None:
+    """virtme-ng from PyPI in the lab's own venv (Debian's pip is PEP 668)."""
+    py = paths.VENV / "bin" / "python3"
+    if (paths.VENV / "bin" / "vng").exists():
+        return
+    log = paths.LOGS / "pip.log"
+    say(f"installing {VIRTME_NG} into {paths.VENV}")
+    # pyenv or Debian's python3: the interpreter running memlab.
+    run_logged([sys.executable, "-m", "venv", str(paths.VENV)], log, "venv")
+    run_logged([str(py), "-m", "pip", "install", "-q", VIRTME_NG], log,
+               "pip install virtme-ng")

@@ -1,0 +1,185 @@
+"""Booting a built kernel under QEMU (via virtme-ng) and running a guest script.
+
+virtme-ng boots the kernel with the host's root filesystem shared read-only
+over 9p, so the guest runs the host's ndctl/daxctl without an image to build.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import console, deps, paths
+from .build import ARCHES
+from .runner import LabError, run_logged, say, tail
+
+PMEM_START_GB = 4    # legacy pmem region starts above the 32-bit PCI hole
+
+
+@dataclass
+class GuestSpec:
+    variant: str = "patched"
+    config: str = "lab"
+    script: str = "smoke"
+    memory_gb: int = 2          # usable RAM besides the pmem region
+    pmem_gb: int = 0            # memmap=<pmem>G!4G when > 0
+    icount: bool = False        # -icount shift=0: guest time = instructions
+    cpus: int = 2
+    timeout: int = 900
+    append: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)   # for the guest script
+    arch: str = "x86_64"
+
+
+@dataclass
+class GuestResult:
+    spec: GuestSpec
+    exit_code: int
+    log: Path
+    console: console.Console
+    accel: str
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.console.failures
+
+    def problems(self) -> list[str]:
+        out = [str(f) for f in self.console.failures]
+        if self.exit_code != 0:
+            out.append(f"guest script exited {self.exit_code}")
+        return out
+
+    def summary(self) -> str:
+        state = "ok" if self.ok else "FAILED: " + "; ".join(self.problems())
+        return (f"guest {self.spec.script} on {self.spec.arch}-{self.spec.variant}-"
+                f"{self.spec.config} ({self.accel}): {state} "
+                f"[{self.seconds:.0f}s, log {self.log}]")
+
+
+def script_path(script: str) -> Path:
+    """A scenario name (scenarios/NAME.sh) or a path to a shell script."""
+    p = Path(script)
+    if p.suffix == ".sh" and p.exists():
+        return p.resolve()
+    named = paths.SCENARIOS / f"{script}.sh"
+    if named.exists():
+        return named
+    known = sorted(q.stem for q in paths.SCENARIOS.glob("*.sh"))
+    raise LabError(f"unknown scenario {script!r} (known: {', '.join(known)})")
+
+
+def host_available_gb() -> float:
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) / (1024 * 1024)
+    return 0.0
+
+
+def memory_layout(spec: GuestSpec) -> tuple[int, list[str]]:
+    """Guest -m size in GB and the memmap= option for the pmem region.
+
+    q35 keeps 2 GB below the PCI hole; the pmem region is carved out of RAM
+    starting at 4 GB, so -m = usable RAM + pmem.
+    """
+    if spec.pmem_gb < 0 or spec.memory_gb < 1:
+        raise LabError("guest needs at least 1 GB of RAM and a non-negative pmem size")
+    if spec.pmem_gb and spec.memory_gb < 2:
+        raise LabError("with a pmem region the guest needs --memory >= 2 "
+                       "(the RAM below 4 GB)")
+    total = spec.memory_gb + spec.pmem_gb
+    need = total + 1   # QEMU itself
+    have = host_available_gb()
+    if need > have:
+        raise LabError(f"the guest needs {total} GB (RAM {spec.memory_gb} + pmem "
+                       f"{spec.pmem_gb}) and the host has {have:.1f} GB available: "
+                       "choose a smaller --pmem/--memory")
+    append = [f"memmap={spec.pmem_gb}G!{PMEM_START_GB}G"] if spec.pmem_gb else []
+    return total, append
+
+
+def kvm_usable() -> bool:
+    """Whether KVM really runs a guest: decided by a probe boot, cached.
+
+    /dev/kvm can exist and still not run a normal guest (e.g. a PVM module
+    that hangs after the BIOS), so its presence proves nothing.
+    """
+    override = os.environ.get("MEMLAB_ACCEL")
+    if override in ("kvm", "tcg"):
+        return override == "kvm"
+    cache = paths.BUILD / "kvm-probe.json"
+    if cache.exists():
+        return bool(json.loads(cache.read_text())["kvm"])
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        ok = False
+    else:
+        ok = _probe_kvm()
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"kvm": ok, "date": time.ctime()}))
+    say(f"KVM probe boot: {'KVM works' if ok else 'KVM unusable, using TCG'}")
+    return ok
+
+
+def _probe_kvm() -> bool:
+    """Boot the host's own kernel under KVM with a trivial command."""
+    image = Path("/boot") / f"vmlinuz-{os.uname().release}"
+    if not image.exists():
+        return False
+    cmd = [deps.vng_path(), "--run", str(image), "--force-9p", "--memory", "1G",
+           "--exec", "echo MEMLAB kvm_probe=ok"]
+    log = paths.LOGS / "kvm-probe.log"
+    try:
+        run_logged(cmd, log, "KVM probe boot", timeout=90, check=False)
+    except LabError:
+        return False
+    return "MEMLAB kvm_probe=ok" in log.read_text(errors="replace")
+
+
+def vng_command(spec: GuestSpec, image: Path, use_kvm: bool) -> list[str]:
+    mem_gb, append = memory_layout(spec)
+    script = script_path(spec.script)
+    cmd = [deps.vng_path(), "--run", str(image), "--force-9p", "--verbose",
+           "--memory", f"{mem_gb}G", "--cpus", str(1 if spec.icount else spec.cpus),
+           "--cwd", str(paths.REPO)]
+    if not use_kvm:
+        cmd += ["--disable-kvm", "--disable-microvm"]
+    # loglevel=8: pr_debug lines, once enabled by the script, reach the console.
+    for arg in append + ["loglevel=8"] + spec.append:
+        cmd += ["--append", arg]
+    if spec.icount:
+        cmd += ["--qemu-opts", "-icount shift=0,sleep=off"]
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(spec.env.items()))
+    cmd += ["--exec", f"{env} sh {shlex.quote(str(script))}".strip()]
+    return cmd
+
+
+def boot_and_run(spec: GuestSpec) -> GuestResult:
+    deps.ensure("guest")
+    _, image_rel, _ = ARCHES[spec.arch]
+    image = paths.out_dir(spec.arch, spec.variant, spec.config) / image_rel
+    if not image.exists():
+        raise LabError(f"no kernel at {image}: run `memlab build --variant "
+                       f"{spec.variant} --config {spec.config}` first")
+    use_kvm = kvm_usable() and not spec.icount
+    accel = "kvm" if use_kvm else ("tcg-icount" if spec.icount else "tcg")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    name = Path(spec.script).stem
+    log = paths.LOGS / "guest" / f"{stamp}-{name}-{spec.variant}-{spec.config}.log"
+    cmd = vng_command(spec, image, use_kvm)
+    start = time.monotonic()
+    try:
+        rc = run_logged(cmd, log, f"guest {name} ({spec.variant}, {accel})",
+                        timeout=spec.timeout, check=False)
+    except LabError as e:
+        raise LabError(f"{e}\n(console log: {log})") from None
+    seconds = time.monotonic() - start
+    text = log.read_text(errors="replace")
+    result = GuestResult(spec, rc, log, console.parse(text), accel, seconds)
+    if not result.ok:
+        say(f"guest {name} failed: {'; '.join(result.problems())}\n"
+            f"--- last 40 console lines ({log}) ---\n{tail(log, 40)}---")
+    return result

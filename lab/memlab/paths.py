@@ -1,0 +1,33 @@
+"""Where the lab keeps things, and the few pinned facts (one place each)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Debian's kernel source package and the version the series is written for.
+SOURCE_PACKAGE = "linux-source-6.12"
+SOURCE_VERSION = os.environ.get("MEMLAB_SOURCE_VERSION", "6.12.117-1~deb12u1")
+SOURCE_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
+
+PATCHES = REPO / "patches"          # product series (what operators apply)
+LAB_PATCHES = PATCHES / "lab"       # measurement aids applied to base and patched
+CONFIGS = REPO / "configs"          # kconfig fragments
+SCENARIOS = REPO / "scenarios"      # guest scripts
+RESULTS = REPO / "results"
+
+BUILD = REPO / "build"              # git-ignored: everything generated
+KERNEL_TREE = BUILD / "linux"       # developers' work tree: base, lab, product
+VARIANT_TREES = BUILD / "trees"     # clean checkouts used for variant builds
+OUT = BUILD / "out"                 # O= build directories
+LOGS = BUILD / "logs"
+VENV = BUILD / "venv"               # virtme-ng lives here (PEP 668 safe)
+
+# Tags in the kernel work tree.
+TAG_BASE = "base"   # pristine Debian source
+TAG_LAB = "lab"     # base + lab patches: the "base" variant that is measured
+
+
+def out_dir(arch: str, variant: str, config: str) -> Path:
+    return OUT / f"{arch}-{variant}-{config}"

@@ -1,0 +1,96 @@
+"""The patch series on disk (patches/series, patches/lab/series)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+COVER_LETTER = "0000-cover-letter.patch"
+
+
+@dataclass(frozen=True)
+class Series:
+    """An ordered list of patch files in one directory."""
+
+    directory: Path
+
+    @property
+    def series_file(self) -> Path:
+        return self.directory / "series"
+
+    def names(self) -> list[str]:
+        if not self.series_file.exists():
+            return []
+        names = []
+        for raw in self.series_file.read_text().splitlines():
+            line = raw.split("#", 1)[0].strip()
+            if line:
+                names.append(line)
+        return names
+
+    def patches(self) -> list[Path]:
+        files = [self.directory / n for n in self.names()]
+        missing = [str(f) for f in files if not f.exists()]
+        if missing:
+            raise FileNotFoundError(
+                f"{self.series_file} lists missing patches: {', '.join(missing)}")
+        return files
+
+
+@dataclass(frozen=True)
+class AmFailure:
+    """Where `git am` stopped: the patch, the file, the hunk."""
+
+    patch: str
+    file: str | None
+    line: int | None
+    hunk: str | None
+
+    def describe(self) -> str:
+        where = f"patch {self.patch}"
+        if self.file:
+            where += f", file {self.file}"
+        if self.hunk:
+            where += f", hunk {self.hunk}"
+        elif self.line:
+            where += f", near line {self.line}"
+        return where
+
+
+_FAILED_AT = re.compile(r"^error: patch failed: (?P<file>\S+?):(?P<line>\d+)$", re.M)
+_NOT_APPLY = re.compile(r"^error: (?P<file>\S+): (?:patch does not apply|"
+                        r"does not exist in index|already exists in index)", re.M)
+
+
+def hunk_header(patch_text: str, file: str, line: int) -> str | None:
+    """The `@@ -line,...` header of `file`'s hunk that starts at `line`."""
+    in_file = False
+    best: str | None = None
+    for raw in patch_text.splitlines():
+        if raw.startswith("diff --git "):
+            in_file = raw.endswith(f" b/{file}")
+        elif in_file and raw.startswith("@@ "):
+            m = re.match(r"@@ -(\d+)", raw)
+            if m and int(m.group(1)) == line:
+                return raw
+            if m and best is None and int(m.group(1)) >= line:
+                best = raw
+    return best
+
+
+def parse_am_failure(patch: Path, output: str) -> AmFailure:
+    """Turn `git am`'s complaint into the patch, file and hunk that failed."""
+    text = patch.read_text(errors="replace") if patch.exists() else ""
+    m = _FAILED_AT.search(output)
+    if m:
+        file, line = m.group("file"), int(m.group("line"))
+        return AmFailure(patch.name, file, line, hunk_header(text, file, line))
+    m = _NOT_APPLY.search(output)
+    if m:
+        return AmFailure(patch.name, m.group("file"), None, None)
+    return AmFailure(patch.name, None, None, None)
+
+
+def write_series(directory: Path, names: list[str], header: str) -> None:
+    lines = [f"# {header}"] + names
+    (directory / "series").write_text("\n".join(lines) + "\n")

@@ -1,0 +1,41 @@
+"""Series files and `git am` failure reports."""
+import pytest
+
+from memlab.series import Series, hunk_header, parse_am_failure, write_series
+from conftest import DATA
+
+
+def test_series_ignores_comments_and_blank_lines(tmp_path):
+    (tmp_path / "a.patch").write_text("")
+    (tmp_path / "b.patch").write_text("")
+    write_series(tmp_path, ["a.patch", "b.patch"], "header")
+    (tmp_path / "series").write_text((tmp_path / "series").read_text() + "\n# x\n")
+    assert Series(tmp_path).names() == ["a.patch", "b.patch"]
+
+
+def test_series_reports_missing_patch(tmp_path):
+    (tmp_path / "series").write_text("gone.patch\n")
+    with pytest.raises(FileNotFoundError, match="gone.patch"):
+        Series(tmp_path).patches()
+
+
+def test_am_failure_names_patch_file_and_hunk():
+    patch = DATA / "broken.patch"
+    output = (DATA / "git-am-broken.txt").read_text()
+    failure = parse_am_failure(patch, output)
+    assert failure.patch == "broken.patch"
+    assert failure.file == "mm/mm_init.c"
+    assert failure.hunk is not None and failure.hunk.startswith("@@ -1117,")
+    assert "patch broken.patch, file mm/mm_init.c, hunk @@ -1117," in failure.describe()
+
+
+def test_am_failure_without_detail_still_names_patch(tmp_path):
+    p = tmp_path / "x.patch"
+    p.write_text("")
+    assert parse_am_failure(p, "fatal: something").describe() == "patch x.patch"
+
+
+def test_hunk_header_picks_the_right_file():
+    text = ("diff --git a/a.c b/a.c\n@@ -10,3 +10,3 @@ f\n"
+            "diff --git a/b.c b/b.c\n@@ -10,3 +10,4 @@ g\n")
+    assert hunk_header(text, "b.c", 10) == "@@ -10,3 +10,4 @@ g"

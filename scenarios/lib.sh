@@ -1,0 +1,28 @@
+# Shared helpers for guest scenarios (sourced; runs inside the guest).
+# Results go to stdout as "MEMLAB key=value ..." lines that the host parses.
+
+say() { echo "MEMLAB $*"; }
+fail() { echo "MEMLAB error=$(echo "$*" | tr ' ' '_')"; echo "scenario failed: $*" >&2; exit 1; }
+need() { command -v "$1" >/dev/null 2>&1 || fail "guest lacks tool $1 (install it on the host)"; }
+
+# Print memmap_init_zone_device()'s timing line (lab patch) on the console.
+enable_memmap_debug() {
+	echo 'func memmap_init_zone_device +p' > /proc/dynamic_debug/control ||
+		fail "cannot enable dynamic debug for memmap_init_zone_device"
+}
+
+# Wait until the kernel has written the new message(s) to the console.
+settle() { sleep 0.2; }
+
+# The pfn device behind a pmem block device, e.g. pfn0.1.
+pfn_of() { basename "$(readlink -f "/sys/block/$1/device")"; }
+
+rebind() {  # rebind DRIVER_DIR DEVICE
+	echo "$2" > "$1/unbind" || fail "unbind $2"
+	echo "$2" > "$1/bind" || fail "bind $2"
+	settle
+}
+
+checksum() {  # checksum DEVICE MiB
+	head -c "$(($2 * 1048576))" "$1" | sha256sum | cut -d' ' -f1
+}

@@ -1,6 +1,8 @@
 """Running long host commands: full log on disk, progress on the terminal."""
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -54,13 +56,18 @@ def run_logged(
         proc = subprocess.Popen(
             list(cmd), cwd=cwd, env=dict(env) if env is not None else None,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, text=True, errors="replace", bufsize=1)
+            stdin=subprocess.DEVNULL, text=True, errors="replace", bufsize=1,
+            start_new_session=True)
         assert proc.stdout is not None
         killed = threading.Event()
 
         def kill() -> None:
+            # The whole group: vng's QEMU child would keep the pipe open.
             killed.set()
-            proc.kill()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
         # A silent hang produces no lines, so the deadline needs its own timer.
         timer = threading.Timer(timeout, kill) if timeout else None
@@ -68,6 +75,7 @@ def run_logged(
             timer.start()
         for line in proc.stdout:
             out.write(line)
+            out.flush()  # complete even if memlab itself is killed
             count += 1
             if on_line:
                 on_line(line)

@@ -1,0 +1,56 @@
+"""scripts/checkpatch.pl --strict over the product and lab series."""
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import kernel_tree, paths
+
+# Findings that say nothing about the code: the project signs as itself.
+IGNORED = ["BAD_SIGN_OFF", "NO_AUTHOR_SIGN_OFF", "FROM_SIGN_OFF_MISMATCH"]
+_TOTAL = re.compile(r"total: (\d+) errors, (\d+) warnings, (?:(\d+) checks, )?")
+_FINDING = re.compile(r"^(ERROR|WARNING|CHECK):")
+
+
+@dataclass
+class Report:
+    patch: Path
+    errors: int
+    warnings: int
+    checks: int
+    findings: list[str]
+
+    @property
+    def clean(self) -> bool:
+        return self.errors == self.warnings == self.checks == 0
+
+    def describe(self) -> str:
+        head = (f"{self.patch.name}: {self.errors} errors, {self.warnings} warnings, "
+                f"{self.checks} checks")
+        return head + "".join(f"\n    {f}" for f in self.findings[:10])
+
+
+def parse(patch: Path, output: str) -> Report:
+    m = _TOTAL.search(output)
+    errors, warnings, checks = ((int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
+                                if m else (1, 0, 0))
+    findings = [ln for ln in output.splitlines() if _FINDING.match(ln)]
+    if not m:
+        findings.append("checkpatch printed no totals")
+    return Report(patch, errors, warnings, checks, findings)
+
+
+def check(patch: Path) -> Report:
+    script = paths.KERNEL_TREE / "scripts" / "checkpatch.pl"
+    res = subprocess.run(
+        ["perl", str(script), "--strict", "--no-color",
+         "--ignore", ",".join(IGNORED), str(patch)],
+        capture_output=True, text=True, cwd=paths.KERNEL_TREE)
+    return parse(patch, res.stdout + res.stderr)
+
+
+def check_series() -> list[Report]:
+    patches = kernel_tree.product_series().patches() + kernel_tree.lab_series().patches()
+    return [check(p) for p in patches]

@@ -1,0 +1,176 @@
+"""`memlab test`: the project's whole test suite, in the order a failure is
+cheapest to find: pytest (lab code), checkpatch (series), patched build,
+KUnit (kunit.py), guest scenarios (QEMU)."""
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+from . import build, checkpatch, deps, guest, kernel_tree, kunit_runner, paths, scenarios
+from .runner import LabError, say
+
+
+@dataclass
+class Step:
+    name: str
+    passed: int = 0
+    failed: int = 0
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def line(self) -> str:
+        text = f"{self.name:<12} {self.passed:4d} passed, {self.failed:3d} failed  ({self.seconds:.0f}s)"
+        return text + "".join(f"\n{'':14}{n}" for n in self.notes)
+
+
+_PYTEST_COUNTS = re.compile(r"(\d+) (passed|failed|error|errors)")
+
+
+def parse_pytest_counts(output: str) -> tuple[int, int]:
+    """Passed and failed (+errors) from pytest's closing line."""
+    passed = failed = 0
+    lines = [ln for ln in output.splitlines() if ln.strip()]
+    closing = lines[-1] if lines else ""
+    for n, kind in _PYTEST_COUNTS.findall(closing):
+        if kind == "passed":
+            passed = int(n)
+        else:
+            failed += int(n)
+    return passed, failed
+
+
+def run_pytest() -> Step:
+    step = Step("pytest")
+    if importlib.util.find_spec("pytest") is None:
+        deps.apt_install(["python3-pytest"])
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          str(paths.REPO / "lab" / "tests")],
+                         capture_output=True, text=True, cwd=paths.REPO)
+    print(res.stdout + res.stderr, end="", flush=True)
+    step.passed, step.failed = parse_pytest_counts(res.stdout)
+    if res.returncode != 0 and step.failed == 0:
+        step.failed = 1
+        step.notes.append(f"pytest exited {res.returncode}")
+    return step
+
+
+def run_checkpatch() -> Step:
+    step = Step("checkpatch")
+    for report in checkpatch.check_series():
+        if report.clean:
+            step.passed += 1
+        else:
+            step.failed += 1
+            step.notes.append(report.describe())
+    return step
+
+
+def ensure_tree() -> None:
+    """A tree matching patches/: made when missing, else must match."""
+    if not kernel_tree.has_tree():
+        kernel_tree.source()
+        return
+    diffs = kernel_tree.check_export()
+    if diffs:
+        raise LabError("build/linux differs from patches/ (export or "
+                       "`memlab source --force` first):\n  " + "\n  ".join(diffs))
+    kernel_tree.sync_variant_tree("base")
+
+
+def run_build() -> Step:
+    step = Step("build")
+    built = build.build("patched", "lab")
+    step.passed = 1
+    step.notes.append(str(built.image.relative_to(paths.REPO)))
+    return step
+
+
+def run_kunit() -> Step:
+    step = Step("kunit")
+    res = kunit_runner.run("kunit")
+    step.passed, step.failed = res.passed, res.failed
+    step.notes += res.failures
+    if res.total == 0:
+        step.failed += 1
+        step.notes.append("no KUnit test ran")
+    return step
+
+
+def guest_verdict(sc: scenarios.Scenario, result: guest.GuestResult) -> list[str]:
+    """Problems with a scenario run (empty: passed)."""
+    if sc.expect_failure:
+        kinds = [f.kind for f in result.console.failures]
+        if sc.expect_failure not in kinds:
+            return [f"expected a {sc.expect_failure} report on the console, "
+                    f"saw {kinds or 'none'}"]
+        return []
+    return result.problems() + sc.check(result.console)
+
+
+def run_guest(names: list[str]) -> Step:
+    step = Step("guest")
+    for name in names:
+        sc = scenarios.get(name)
+        result = guest.boot_and_run(sc.spec("patched"),
+                                     failure_expected=bool(sc.expect_failure))
+        problems = guest_verdict(sc, result)
+        inits = result.console.memmap_inits
+        detail = name + (f": {len(inits)} memmap inits of {inits[0].pages} pages"
+                         if inits else "")
+        if problems:
+            step.failed += 1
+            step.notes.append(f"{detail}: FAILED: " + "; ".join(problems)
+                              + f" (log {result.log})")
+        else:
+            step.passed += 1
+            step.notes.append(f"{detail}: ok ({result.accel}, {result.seconds:.0f}s)")
+    return step
+
+
+def run(quick: bool = False, skip: set[str] | None = None) -> int:
+    skip = set(skip or ())
+    if quick:
+        skip |= {"build", "kunit", "guest"}
+    start = time.monotonic()
+    steps: list[Step] = []
+
+    def do(name: str, fn, *args) -> None:  # type: ignore[no-untyped-def]
+        if name in skip:
+            return
+        t0 = time.monotonic()
+        say(f"=== {name} ===")
+        try:
+            step = fn(*args)
+        except LabError as e:
+            step = Step(name, failed=1, notes=[str(e).splitlines()[0]])
+            print(f"[memlab] {name}: {e}", file=sys.stderr, flush=True)
+        step.seconds = time.monotonic() - t0
+        steps.append(step)
+
+    do("pytest", run_pytest)
+    needs_tree = {"checkpatch", "build", "kunit", "guest"} - skip
+    if needs_tree:
+        try:
+            ensure_tree()
+        except LabError as e:
+            steps.append(Step("source", failed=1, notes=[str(e).splitlines()[0]]))
+            print(f"[memlab] source: {e}", file=sys.stderr, flush=True)
+            needs_tree = set()
+    if needs_tree:
+        do("checkpatch", run_checkpatch)
+        do("build", run_build)
+        do("kunit", run_kunit)
+        if not any(s.name == "build" and s.failed for s in steps):
+            do("guest", run_guest, list(scenarios.SCENARIOS))
+    passed = sum(s.passed for s in steps)
+    failed = sum(s.failed for s in steps)
+    print("\n==== memlab test summary ====")
+    for s in steps:
+        print(s.line())
+    print(f"total time {time.monotonic() - start:.0f}s")
+    print(f"memlab: {passed} passed, {failed} failed", flush=True)
+    return 0 if failed == 0 and passed > 0 else 1

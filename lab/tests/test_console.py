@@ -1,0 +1,65 @@
+"""Console parsing on captured real guest logs (lab/tests/data/guest-*.log)."""
+from memlab import console
+from memlab.scenarios import check_rebinds
+from conftest import DATA
+
+
+def read(name: str) -> str:
+    return (DATA / name).read_text(errors="replace")
+
+
+def test_clean_boot_has_no_failures():
+    con = console.parse(read("guest-hello.log"))
+    assert con.failures == []
+    assert con.result("done") == "1"
+
+
+def test_warn_is_caught_even_though_the_script_exited_zero():
+    con = console.parse(read("guest-provoke-warn.log"))
+    kinds = [f.kind for f in con.failures]
+    assert "WARNING" in kinds
+    assert con.result("done") == "1"          # the script itself was happy
+
+
+def test_fsdax_rebind_log_passes_the_rebind_checks():
+    con = console.parse(read("guest-fsdax-rebind.log"))
+    assert con.failures == []
+    assert len(con.memmap_inits) == 4         # bind + 3 rebinds
+    assert check_rebinds(con, 3) == []
+    assert all(i.ns > 0 for i in con.memmap_inits)
+
+
+def test_rebind_check_reports_wrong_count_pages_and_checksum():
+    con = console.parse(read("guest-fsdax-rebind.log"))
+    con.memmap_inits = con.memmap_inits[:2]
+    con.memmap_inits[1] = console.MemmapInit(pages=123, ns=1)
+    con.results.append({"checksum_after": "0" * 64})
+    problems = " | ".join(check_rebinds(con, 3))
+    assert "expected 4 memmap_init_zone_device() calls" in problems
+    assert "[123] pages" in problems
+    assert "checksum" in problems
+
+
+def test_script_output_that_looks_like_a_warning_is_not_a_kernel_warning():
+    text = "WARNING: this came from a guest script, not printk\nMEMLAB done=1\n"
+    assert console.parse(text).failures == []
+
+
+def test_each_failure_kind_is_recognized():
+    lines = {
+        "panic": "[    5.000000] Kernel panic - not syncing: Fatal exception",
+        "oops": "[    5.000000] Oops: general protection fault, probably for non-canonical address",
+        "KASAN": "[    5.000000] BUG: KASAN: slab-out-of-bounds in memmap_init_zone_device+0x1/0x2",
+        "BUG": "[    5.000000] BUG: sleeping function called from invalid context at mm/x.c:1",
+        "WARNING": "[    5.000000] WARNING: CPU: 0 PID: 1 at mm/mm_init.c:1090 f+0x1/0x2",
+    }
+    for kind, line in lines.items():
+        failures = console.parse(line + "\n").failures
+        assert [f.kind for f in failures] == [kind], kind
+
+
+def test_memmap_line_is_parsed():
+    line = "[   12.5] memmap_init_zone_device initialised 1015808 pages in 734512345ns"
+    con = console.parse(line)
+    assert con.memmap_inits == [console.MemmapInit(1015808, 734512345)]
+    assert con.memmap_inits[0].us == 734512.345

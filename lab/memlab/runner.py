@@ -42,14 +42,24 @@ def run_logged(
 ) -> int:
     """Run cmd with stdout+stderr appended to log (through a pipe).
 
-    Prints one progress line every 15 s: phase, elapsed time, lines so far
+    Prints a progress line every 15 s: phase, elapsed time, lines so far
     (and a percentage when the caller can estimate the total). On failure
     (or timeout) raises LabError carrying the log's last lines.
     """
     log.parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    last_report = start
     count = 0
+    done = threading.Event()
+
+    def report_progress() -> None:
+        # A thread, so that silent phases (kunit.py hides its build) show too.
+        while not done.wait(15):
+            pct = ""
+            if expected_lines:
+                pct = f", ~{min(99, 100 * count // expected_lines)}%"
+            print(f"[memlab] {phase}: {time.monotonic() - start:5.0f}s elapsed, "
+                  f"{count} lines{pct}", flush=True)
+
     with open(log, "a", errors="replace") as out:
         out.write(f"$ {' '.join(cmd)}\n")
         out.flush()
@@ -73,23 +83,23 @@ def run_logged(
         timer = threading.Timer(timeout, kill) if timeout else None
         if timer:
             timer.start()
-        for line in proc.stdout:
-            out.write(line)
-            out.flush()  # complete even if memlab itself is killed
-            count += 1
-            if on_line:
-                on_line(line)
-            now = time.monotonic()
-            if now - last_report >= 15:
-                last_report = now
-                pct = ""
-                if expected_lines:
-                    pct = f", ~{min(99, 100 * count // expected_lines)}%"
-                print(f"[memlab] {phase}: {now - start:5.0f}s elapsed, "
-                      f"{count} lines{pct}", flush=True)
-        rc = proc.wait()
-        if timer:
-            timer.cancel()
+        reporter = threading.Thread(target=report_progress, daemon=True)
+        reporter.start()
+        try:
+            for line in proc.stdout:
+                out.write(line)
+                out.flush()  # complete even if memlab itself is killed
+                count += 1
+                if on_line:
+                    on_line(line)
+            rc = proc.wait()
+        except BaseException:
+            kill()  # Ctrl-C: the child runs in its own session, stop it too
+            raise
+        finally:
+            done.set()
+            if timer:
+                timer.cancel()
     timed_out = killed.is_set()
     elapsed = time.monotonic() - start
     if timed_out:

@@ -6,7 +6,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import kernel_tree, paths
+from . import deps, kernel_tree, paths
 
 # Findings that say nothing about the code: the project signs as itself.
 IGNORED = ["BAD_SIGN_OFF", "NO_AUTHOR_SIGN_OFF", "FROM_SIGN_OFF_MISMATCH"]
@@ -47,7 +47,7 @@ def check(patch: Path) -> Report:
     res = subprocess.run(
         ["perl", str(script), "--strict", "--no-color",
          "--ignore", ",".join(IGNORED), str(patch)],
-        capture_output=True, text=True, cwd=paths.KERNEL_TREE)
+        capture_output=True, text=True, cwd=paths.KERNEL_TREE, env=deps.venv_env())
     return parse(patch, res.stdout + res.stderr)
 
 

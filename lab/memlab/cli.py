@@ -105,8 +105,9 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("test", help="the project's tests: pytest, build, KUnit, guest scenarios")
     s.add_argument("--quick", action="store_true", help="pytest and checkpatch only")
-    s.add_argument("--skip", action="append", choices=["pytest", "checkpatch", "build",
-                                                        "kunit", "guest"])
+    s.add_argument("--skip", action="append",
+                   choices=["pytest", "checkpatch", "build", "kunit", "guest", "debug"],
+                   help="leave out a step (repeatable); 'debug': the KASAN config")
     s.set_defaults(func=_test)
 
     s = sub.add_parser("demo", help="build and boot base and patched, print memmap init lines")

@@ -21,6 +21,8 @@ APT_GROUPS: dict[str, list[str]] = {
     "guest": ["qemu-system-x86", "ndctl", "daxctl", "udev", "python3-venv"],
 }
 VIRTME_NG = "virtme-ng==1.42"
+# checkpatch.pl runs scripts/spdxcheck.py, which imports these.
+SPDXCHECK_MODULES = ["ply", "GitPython"]
 
 _apt_updated = False
 
@@ -110,13 +112,24 @@ def vng_path() -> str:
 
 
 def ensure_virtme_ng() -> None:
-    """virtme-ng from PyPI in the lab's own venv (Debian's pip is PEP 668)."""
+    """virtme-ng (and spdxcheck's modules) from PyPI in the lab's own venv
+    (Debian's pip is PEP 668)."""
     py = paths.VENV / "bin" / "python3"
-    if (paths.VENV / "bin" / "vng").exists():
+    stamp = paths.VENV / ".memlab-packages"
+    wanted = " ".join([VIRTME_NG, *SPDXCHECK_MODULES])
+    if stamp.exists() and stamp.read_text() == wanted:
         return
     log = paths.LOGS / "pip.log"
-    say(f"installing {VIRTME_NG} into {paths.VENV}")
+    say(f"installing {wanted} into {paths.VENV}")
     # pyenv or Debian's python3: the interpreter running memlab.
-    run_logged([sys.executable, "-m", "venv", str(paths.VENV)], log, "venv")
-    run_logged([str(py), "-m", "pip", "install", "-q", VIRTME_NG], log,
-               "pip install virtme-ng")
+    if not py.exists():
+        run_logged([sys.executable, "-m", "venv", str(paths.VENV)], log, "venv")
+    run_logged([str(py), "-m", "pip", "install", "-q", VIRTME_NG, *SPDXCHECK_MODULES],
+               log, "pip install")
+    stamp.write_text(wanted)
+
+
+def venv_env() -> dict[str, str]:
+    """The environment with the lab's venv first on PATH."""
+    ensure_virtme_ng()
+    return dict(os.environ, PATH=f"{paths.VENV / 'bin'}:{os.environ.get('PATH', '')}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import guest
+from . import guest, paths
 from .console import Console
 
 PAGE_SIZE = 4096
@@ -47,6 +47,26 @@ def check_rebinds(con: Console, rebinds: int) -> list[str]:
     return problems
 
 
+def check_device_private(con: Console, loads: int) -> list[str]:
+    """test_hmm: every load memremaps two 256 MB DEVICE_PRIVATE chunks."""
+    problems = []
+    if con.result("done") != "1":
+        problems.append("scenario did not report done=1")
+    chunk = _int(con.result("chunk_bytes"))
+    devices = _int(con.result("devices")) or 0
+    inits = con.memmap_inits
+    if len(inits) != loads * devices:
+        problems.append(f"expected {loads * devices} memmap_init_zone_device() calls "
+                        f"({loads} loads x {devices} devices), saw {len(inits)}")
+    if chunk is None:
+        problems.append("scenario did not report the chunk size")
+    else:
+        wrong = [i.pages for i in inits if i.pages != chunk // PAGE_SIZE]
+        if wrong:
+            problems.append(f"memmap init over {wrong} pages, expected {chunk // PAGE_SIZE}")
+    return problems
+
+
 @dataclass
 class Scenario:
     name: str
@@ -58,25 +78,70 @@ class Scenario:
     check: Callable[[Console], list[str]] = lambda con: []
     # A runner self-test: the run must fail with this kind of console report.
     expect_failure: str | None = None
+    # Configs the test suite runs it on.
+    configs: tuple[str, ...] = ("lab",)
 
     def spec(self, variant: str, config: str = "lab", icount: bool = False) -> guest.GuestSpec:
+        env = dict(self.env)
+        # Paths of build products the script needs, resolved per variant.
+        for key, rel in list(env.items()):
+            if rel.startswith("@out/"):
+                env[key] = str(paths.out_dir("x86_64", variant, config) / rel[5:])
         return guest.GuestSpec(variant=variant, config=config, script=self.script,
                                memory_gb=self.memory_gb, pmem_gb=self.pmem_gb,
-                               icount=icount, env=dict(self.env))
+                               icount=icount, env=env)
 
 
-SMOKE_REBINDS = 3
+REBINDS = 3
+LOADS = 3
+
+
+def _rebinds(con: Console) -> list[str]:
+    return check_rebinds(con, REBINDS)
+
 
 SCENARIOS: dict[str, Scenario] = {
     s.name: s for s in [
         Scenario(
-            name="fsdax-rebind-smoke",
+            name="fsdax-dev",
             script="fsdax-rebind",
-            description="fsdax map=dev on a 4 GB legacy pmem region, "
-                        f"{SMOKE_REBINDS} unbind/bind cycles, data checksummed",
+            description="fsdax map=dev (memmap on the device, altmap) on a 4 GB "
+                        f"legacy pmem region, {REBINDS} unbind/bind, data checksummed",
+            memory_gb=5, pmem_gb=4, env={"REBINDS": str(REBINDS), "MAP": "dev"},
+            check=_rebinds, configs=("lab", "debug")),
+        Scenario(
+            name="fsdax-mem",
+            script="fsdax-rebind",
+            description=f"fsdax map=mem (memmap in RAM), {REBINDS} unbind/bind",
+            memory_gb=5, pmem_gb=4, env={"REBINDS": str(REBINDS), "MAP": "mem"},
+            check=_rebinds),
+        Scenario(
+            name="devdax-4k",
+            script="devdax-rebind",
+            description=f"devdax align=4K (order-0 pages), {REBINDS} rebinds of dax_pmem",
+            memory_gb=5, pmem_gb=4, env={"REBINDS": str(REBINDS), "ALIGN": "4K"},
+            check=_rebinds),
+        Scenario(
+            name="devdax-2m",
+            script="devdax-rebind",
+            description=f"devdax align=2M (compound pages), {REBINDS} rebinds of dax_pmem",
+            memory_gb=5, pmem_gb=4, env={"REBINDS": str(REBINDS), "ALIGN": "2M"},
+            check=_rebinds, configs=("lab", "debug")),
+        Scenario(
+            name="devdax-1g",
+            script="devdax-rebind",
+            description=f"devdax align=1G (1 GB compound pages), {REBINDS} rebinds",
             memory_gb=5, pmem_gb=4,
-            env={"REBINDS": str(SMOKE_REBINDS), "MAP": "dev"},
-            check=lambda con: check_rebinds(con, SMOKE_REBINDS)),
+            env={"REBINDS": str(REBINDS), "ALIGN": "1G", "DATA_MIB": "1"},
+            check=_rebinds),
+        Scenario(
+            name="device-private",
+            script="device-private",
+            description=f"DEVICE_PRIVATE: test_hmm load/unload x{LOADS} "
+                        "(2 x 256 MB memremap_pages each)",
+            memory_gb=3, env={"LOADS": str(LOADS), "MODULE": "@out/lib/test_hmm.ko"},
+            check=lambda con: check_device_private(con, LOADS),
+            configs=("lab", "debug")),
         Scenario(
             name="runner-catches-warn",
             script="provoke-warn",

@@ -81,9 +81,9 @@ def ensure_tree() -> None:
     kernel_tree.sync_variant_tree("base")
 
 
-def run_build() -> Step:
-    step = Step("build")
-    built = build.build("patched", "lab")
+def run_build(config: str) -> Step:
+    step = Step(f"build {config}")
+    built = build.build("patched", config)
     step.passed = 1
     step.notes.append(str(built.image.relative_to(paths.REPO)))
     return step
@@ -111,16 +111,18 @@ def guest_verdict(sc: scenarios.Scenario, result: guest.GuestResult) -> list[str
     return result.problems() + sc.check(result.console)
 
 
-def run_guest(names: list[str]) -> Step:
-    step = Step("guest")
-    for name in names:
-        sc = scenarios.get(name)
-        result = guest.boot_and_run(sc.spec("patched"),
-                                     failure_expected=bool(sc.expect_failure))
+def run_guest(config: str) -> Step:
+    """Every scenario meant for this config, on the patched kernel."""
+    step = Step(f"guest {config}")
+    for sc in scenarios.SCENARIOS.values():
+        if config not in sc.configs:
+            continue
+        result = guest.boot_and_run(sc.spec("patched", config),
+                                    failure_expected=bool(sc.expect_failure))
         problems = guest_verdict(sc, result)
         inits = result.console.memmap_inits
-        detail = name + (f": {len(inits)} memmap inits of {inits[0].pages} pages"
-                         if inits else "")
+        detail = sc.name + (f": {len(inits)} memmap inits of {inits[0].pages} pages"
+                            if inits else "")
         if problems:
             step.failed += 1
             step.notes.append(f"{detail}: FAILED: " + "; ".join(problems)
@@ -146,7 +148,8 @@ def run(quick: bool = False, skip: set[str] | None = None) -> int:
         try:
             step = fn(*args)
         except LabError as e:
-            step = Step(name, failed=1, notes=[str(e).splitlines()[0]])
+            step = Step(" ".join([name, *map(str, args)]), failed=1,
+                        notes=[str(e).splitlines()[0]])
             print(f"[memlab] {name}: {e}", file=sys.stderr, flush=True)
         step.seconds = time.monotonic() - t0
         steps.append(step)
@@ -162,10 +165,17 @@ def run(quick: bool = False, skip: set[str] | None = None) -> int:
             needs_tree = set()
     if needs_tree:
         do("checkpatch", run_checkpatch)
-        do("build", run_build)
-        do("kunit", run_kunit)
-        if not any(s.name == "build" and s.failed for s in steps):
-            do("guest", run_guest, list(scenarios.SCENARIOS))
+        # The lab config first: it finds most problems soonest; then the
+        # sanitizer config, where the fast paths must step aside cleanly.
+        for config in ("lab", "debug"):
+            if config in skip:
+                continue
+            do("build", run_build, config)
+            if any(st.name == f"build {config}" and st.failed for st in steps):
+                continue
+            if config == "lab":
+                do("kunit", run_kunit)
+            do("guest", run_guest, config)
     passed = sum(s.passed for s in steps)
     failed = sum(s.failed for s in steps)
     print("\n==== memlab test summary ====")

@@ -27,6 +27,6 @@ def test_runner_self_test_fails_when_no_warn_was_seen():
 
 
 def test_guest_script_failure_fails_the_scenario():
-    sc = scenarios.get("fsdax-rebind-smoke")
+    sc = scenarios.get("fsdax-dev")
     problems = testcmd.guest_verdict(sc, _result("guest-fsdax-rebind.log", 1))
     assert "guest script exited 1" in problems

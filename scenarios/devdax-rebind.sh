@@ -1,0 +1,46 @@
+# Guest scenario: devdax namespace (ALIGN, default 2M: compound pages) on the
+# legacy pmem region; REBINDS unbind/bind cycles of the dax_pmem device, each
+# re-running memmap_init_zone_device(). Data written through /dev/dax0.0
+# before the rebinds must read back identical after them.
+set -eu
+. "$(dirname "$0")/lib.sh"
+REBINDS=${REBINDS:-3}
+ALIGN=${ALIGN:-2M}
+DATA_MIB=${DATA_MIB:-32}
+need ndctl
+need daxctl
+enable_memmap_debug
+
+say phase=create mode=devdax align="$ALIGN"
+ndctl create-namespace -f -e namespace0.0 -m devdax -a "$ALIGN" >/dev/null ||
+	fail "ndctl create-namespace devdax align=$ALIGN"
+settle
+[ -c /dev/dax0.0 ] || fail "no /dev/dax0.0 after create-namespace"
+drv=/sys/bus/nd/drivers/dax_pmem
+dev=$(basename "$(ls -d $drv/dax* | head -n 1)")
+say nd_dax="$dev" pfn_size="$(cat /sys/bus/nd/devices/$dev/size)" \
+	dax_size="$(cat /sys/bus/dax/devices/dax0.0/size)" \
+	align="$(cat /sys/bus/dax/devices/dax0.0/align)"
+
+# Device DAX supports only mmap, in whole-alignment units.
+need python3
+bs=$(cat /sys/bus/dax/devices/dax0.0/align)
+bytes=$(( (DATA_MIB * 1048576 + bs - 1) / bs * bs ))
+head -c "$bytes" /dev/urandom > /tmp/memlab-data
+daxio() { python3 "$(dirname "$0")/daxio.py" "$@"; }
+daxio write /dev/dax0.0 /tmp/memlab-data || fail "write dax0.0"
+before=$(daxio sum /dev/dax0.0 "$bytes") || fail "read dax0.0"
+[ "$before" = "$(sha256sum < /tmp/memlab-data | cut -d' ' -f1)" ] ||
+	fail "dax0.0 reads back other data than written"
+say phase=rebind rebinds="$REBINDS"
+i=1
+while [ "$i" -le "$REBINDS" ]; do
+	rebind "$drv" "$dev"
+	[ -c /dev/dax0.0 ] || fail "no /dev/dax0.0 after rebind $i"
+	say rebind="$i"
+	i=$((i + 1))
+done
+after=$(daxio sum /dev/dax0.0 "$bytes") || fail "read dax0.0 after rebinds"
+say checksum_before="$before" checksum_after="$after"
+[ "$before" = "$after" ] || fail "devdax data changed across rebinds"
+say done=1

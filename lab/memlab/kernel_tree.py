@@ -15,7 +15,8 @@ from pathlib import Path
 
 from . import deps, paths
 from .runner import LabError, run_logged, run_quiet, say
-from .series import COVER_LETTER, Series, parse_am_failure, write_series
+from .series import (COVER_LETTER, Series, parse_am_failure, refresh_cover_letter,
+                     write_series)
 
 # The project signs as itself (no personal names in commits).
 IDENTITY = {
@@ -169,6 +170,15 @@ def _export_to(dest_product: Path, dest_lab: Path) -> None:
                  "The product series, in order (cover letter: " + COVER_LETTER + ")")
 
 
+def _cover_letter(existing: Path) -> str | None:
+    """The product cover letter refreshed from the work tree, if there is one."""
+    if not existing.exists():
+        return None
+    subjects = git("log", "--reverse", "--format=%s", f"{paths.TAG_LAB}..HEAD").splitlines()
+    diffstat = git("diff", "--stat", f"{paths.TAG_LAB}..HEAD")
+    return refresh_cover_letter(existing.read_text(), subjects, diffstat)
+
+
 def _patch_files(directory: Path) -> set[str]:
     return {p.name for p in directory.glob("*.patch") if p.name != COVER_LETTER} | \
         ({"series"} if (directory / "series").exists() else set())
@@ -192,6 +202,10 @@ def check_export() -> list[str]:
                     diffs.append(f"{a.relative_to(paths.REPO)}: not in build/linux")
                 elif not filecmp.cmp(a, b, shallow=False):
                     diffs.append(f"{a.relative_to(paths.REPO)}: differs from build/linux")
+        cover = paths.PATCHES / COVER_LETTER
+        fresh = _cover_letter(cover)
+        if fresh is not None and fresh != cover.read_text():
+            diffs.append(f"{cover.relative_to(paths.REPO)}: shortlog or diffstat is stale")
         return diffs
 
 
@@ -208,6 +222,10 @@ def export() -> None:
             if old.name != COVER_LETTER:
                 old.unlink()
     _export_to(paths.PATCHES, paths.LAB_PATCHES)
+    cover = paths.PATCHES / COVER_LETTER
+    fresh = _cover_letter(cover)
+    if fresh is not None:
+        cover.write_text(fresh)
     say(f"exported {len(product_series().names())} product and "
         f"{len(lab_series().names())} lab patches to {paths.PATCHES}")
     run_quiet(["git", "status", "--short", "patches"], cwd=paths.REPO)

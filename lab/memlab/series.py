@@ -94,3 +94,22 @@ def parse_am_failure(patch: Path, output: str) -> AmFailure:
 def write_series(directory: Path, names: list[str], header: str) -> None:
     lines = [f"# {header}"] + names
     (directory / "series").write_text("\n".join(lines) + "\n")
+
+
+_SHORTLOG_HEAD = re.compile(r"^memlab \(\d+\):$", re.M)
+
+
+def refresh_cover_letter(text: str, subjects: list[str], diffstat: str) -> str:
+    """The cover letter with its generated parts brought up to date: the
+    patch count in the subject, the shortlog and the diffstat (everything
+    from "memlab (N):" to the signature). The prose is kept as written."""
+    n = len(subjects)
+    text = re.sub(r"^(Subject: \[PATCH )0/\d+\]", rf"\g<1>0/{n}]", text, count=1, flags=re.M)
+    generated = (f"memlab ({n}):\n" + "".join(f"  {s}\n" for s in subjects)
+                 + "\n" + diffstat.rstrip("\n") + "\n")
+    m = _SHORTLOG_HEAD.search(text)
+    sig = text.rfind("\n-- \n")
+    if m and sig > m.start():
+        return text[:m.start()] + generated + text[sig:]
+    head = text[:sig] if sig >= 0 else text.rstrip("\n") + "\n"
+    return head.rstrip("\n") + "\n\n" + generated + (text[sig:] if sig >= 0 else "")

@@ -1,7 +1,8 @@
 """Series files and `git am` failure reports."""
 import pytest
 
-from memlab.series import Series, hunk_header, parse_am_failure, write_series
+from memlab.series import (Series, hunk_header, parse_am_failure, refresh_cover_letter,
+                           write_series)
 from conftest import DATA
 
 
@@ -39,3 +40,13 @@ def test_hunk_header_picks_the_right_file():
     text = ("diff --git a/a.c b/a.c\n@@ -10,3 +10,3 @@ f\n"
             "diff --git a/b.c b/b.c\n@@ -10,3 +10,4 @@ g\n")
     assert hunk_header(text, "b.c", 10) == "@@ -10,3 +10,4 @@ g"
+
+
+def test_cover_letter_refresh_keeps_prose_and_updates_generated_parts():
+    text = ("Subject: [PATCH 0/2] mm: x\n\nProse stays.\n\nmemlab (2):\n  a\n  b\n\n"
+            " old | 1 +\n\n-- \nmemlab\n")
+    new = refresh_cover_letter(text, ["a", "b", "c"], " mm/x.c | 3 +++\n")
+    assert new.startswith("Subject: [PATCH 0/3] mm: x\n\nProse stays.\n\nmemlab (3):\n  a\n  b\n  c\n")
+    assert " mm/x.c | 3 +++\n\n-- \nmemlab\n" in new
+    assert "old |" not in new
+    assert refresh_cover_letter(new, ["a", "b", "c"], " mm/x.c | 3 +++\n") == new

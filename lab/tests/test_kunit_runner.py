@@ -1,0 +1,30 @@
+"""Counting kunit.py's JSON results (captured from a real run)."""
+import json
+
+from memlab import kunit_runner
+from conftest import DATA
+
+
+def load() -> dict:
+    return json.loads((DATA / "kunit-pass.json").read_text())
+
+
+def test_counts_every_case_including_parameterized_ones():
+    res = kunit_runner.count(load())
+    assert (res.passed, res.failed, res.skipped) == (17, 0, 0)
+    assert res.suites == ["memmap_init_zone_device", "memmap_init"]
+    assert res.ok
+
+
+def test_a_failed_case_is_named():
+    report = load()
+    report["sub_groups"][1]["test_cases"][0]["status"] = "FAIL"
+    res = kunit_runner.count(report)
+    assert res.failed == 1 and not res.ok
+    assert res.failures == ["memmap_init.init_single_page_state (FAIL)"]
+
+
+def test_no_test_is_not_ok():
+    res = kunit_runner.count({"name": "x", "sub_groups": [], "test_cases": []})
+    assert res.total == 0 and not res.ok
+    assert "no test ran" in res.summary()

@@ -1,6 +1,9 @@
-"""Device DAX data check for guest scenarios: /dev/daxX.Y only supports
-mmap, not read/write. `daxio.py write DEV FILE` copies FILE to the start of
-DEV; `daxio.py sum DEV BYTES` prints the sha256 of DEV's first BYTES."""
+"""Device DAX data check for guest scenarios: /dev/daxX.Y supports only
+mmap, in whole multiples of the device's alignment (MAPLEN).
+
+  daxio.py write DEV FILE MAPLEN   copy FILE to the start of DEV
+  daxio.py sum DEV BYTES MAPLEN    print the sha256 of DEV's first BYTES
+"""
 import hashlib
 import mmap
 import os
@@ -16,16 +19,15 @@ def mapped(dev: str, length: int) -> mmap.mmap:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) == 3 and argv[0] == "write":
+    if len(argv) == 4 and argv[0] == "write":
         data = open(argv[2], "rb").read()
-        m = mapped(argv[1], len(data))
-        m[: len(data)] = data
-        m.flush()
+        m = mapped(argv[1], int(argv[3]))
+        m[: len(data)] = data   # device DAX stores go straight to the media
         m.close()
         return 0
-    if len(argv) == 3 and argv[0] == "sum":
+    if len(argv) == 4 and argv[0] == "sum":
         length = int(argv[2])
-        m = mapped(argv[1], length)
+        m = mapped(argv[1], int(argv[3]))
         print(hashlib.sha256(m[:length]).hexdigest())
         m.close()
         return 0

@@ -24,12 +24,13 @@ say nd_dax="$dev" pfn_size="$(cat /sys/bus/nd/devices/$dev/size)" \
 
 # Device DAX supports only mmap, in whole-alignment units.
 need python3
-bs=$(cat /sys/bus/dax/devices/dax0.0/align)
-bytes=$(( (DATA_MIB * 1048576 + bs - 1) / bs * bs ))
+align=$(cat /sys/bus/dax/devices/dax0.0/align)
+bytes=$((DATA_MIB * 1048576))
+maplen=$(( (bytes + align - 1) / align * align ))
 head -c "$bytes" /dev/urandom > /tmp/memlab-data
 daxio() { python3 "$(dirname "$0")/daxio.py" "$@"; }
-daxio write /dev/dax0.0 /tmp/memlab-data || fail "write dax0.0"
-before=$(daxio sum /dev/dax0.0 "$bytes") || fail "read dax0.0"
+daxio write /dev/dax0.0 /tmp/memlab-data "$maplen" || fail "write dax0.0"
+before=$(daxio sum /dev/dax0.0 "$bytes" "$maplen") || fail "read dax0.0"
 [ "$before" = "$(sha256sum < /tmp/memlab-data | cut -d' ' -f1)" ] ||
 	fail "dax0.0 reads back other data than written"
 say phase=rebind rebinds="$REBINDS"
@@ -40,7 +41,7 @@ while [ "$i" -le "$REBINDS" ]; do
 	say rebind="$i"
 	i=$((i + 1))
 done
-after=$(daxio sum /dev/dax0.0 "$bytes") || fail "read dax0.0 after rebinds"
+after=$(daxio sum /dev/dax0.0 "$bytes" "$maplen") || fail "read dax0.0 after rebinds"
 say checksum_before="$before" checksum_after="$after"
 [ "$before" = "$after" ] || fail "devdax data changed across rebinds"
 say done=1

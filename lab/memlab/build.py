@@ -13,6 +13,8 @@ from .runner import LabError, run_logged, say
 ARCHES = {
     # arch -> (make ARCH, image path inside O=, cross prefix)
     "x86_64": ("x86_64", "arch/x86/boot/bzImage", ""),
+    # 32-bit: compile tests only (e.g. the HIGHMEM fallbacks).
+    "i386": ("i386", "arch/x86/boot/bzImage", ""),
 }
 
 

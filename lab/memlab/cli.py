@@ -80,7 +80,7 @@ def parser() -> argparse.ArgumentParser:
     def kernel_args(s: argparse.ArgumentParser) -> None:
         s.add_argument("--variant", choices=["base", "patched"], default="patched")
         s.add_argument("--config", default="lab", help="fragment set: lab or debug")
-        s.add_argument("--arch", default="x86_64")
+        s.add_argument("--arch", default="x86_64", choices=["x86_64", "i386"])
 
     s = sub.add_parser("build", help="out-of-tree kernel build (tinyconfig + fragments)")
     kernel_args(s)
@@ -99,15 +99,18 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_boot)
 
     s = sub.add_parser("kunit", help="run our KUnit suites via tools/testing/kunit/kunit.py")
-    s.add_argument("--config", default="kunit", help="kunitconfig fragment in configs/")
+    s.add_argument("--config", default="kunit",
+                   help="kunitconfig fragments in configs/, joined with +")
     s.add_argument("--arch", default="x86_64")
     s.set_defaults(func=_kunit)
 
     s = sub.add_parser("test", help="the project's tests: pytest, build, KUnit, guest scenarios")
     s.add_argument("--quick", action="store_true", help="pytest and checkpatch only")
     s.add_argument("--skip", action="append",
-                   choices=["pytest", "checkpatch", "build", "kunit", "guest", "debug"],
-                   help="leave out a step (repeatable); 'debug': the KASAN config")
+                   choices=["pytest", "checkpatch", "build", "kunit", "guest", "debug",
+                            "highmem"],
+                   help="leave out a step (repeatable); 'debug': the KASAN config, "
+                   "'highmem': the i386 compile test")
     s.set_defaults(func=_test)
 
     s = sub.add_parser("demo", help="build and boot base and patched, print memmap init lines")

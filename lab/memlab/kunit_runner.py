@@ -69,10 +69,12 @@ def count(report: dict[str, Any], prefix: str = "") -> KunitResult:
 
 
 def run(config: str = "kunit", arch: str = "x86_64") -> KunitResult:
+    """config: kunitconfig fragments of configs/, joined with '+'
+    (e.g. kunit+kunit-kasan); kunit.py merges them."""
     deps.ensure("build", "guest")
     if not kernel_tree.has_tree():
         raise LabError("no kernel work tree: run `memlab source` first")
-    kunitconfig = kconfig.fragment_path(config)
+    kunitconfigs = [kconfig.fragment_path(name) for name in config.split("+")]
     out = paths.OUT / f"kunit-{arch}-{config}"
     log = paths.LOGS / f"kunit-{arch}-{config}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -80,7 +82,8 @@ def run(config: str = "kunit", arch: str = "x86_64") -> KunitResult:
     report = paths.LOGS / f"kunit-{arch}-{config}.json"
     report.unlink(missing_ok=True)
     cmd = ["python3", "tools/testing/kunit/kunit.py", "run",
-           f"--arch={arch}", f"--build_dir={out}", f"--kunitconfig={kunitconfig}",
+           f"--arch={arch}", f"--build_dir={out}",
+           *(f"--kunitconfig={k}" for k in kunitconfigs),
            f"--jobs={os.cpu_count() or 2}", "--make_options=CC=ccache gcc",
            "--timeout=900", f"--json={report}"]
     # kunit.py exits non-zero when a test fails: read its JSON either way.

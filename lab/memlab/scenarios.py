@@ -67,6 +67,23 @@ def check_device_private(con: Console, loads: int) -> list[str]:
     return problems
 
 
+def check_zeroing(con: Console) -> list[str]:
+    """init_on_alloc hugetlb + THP: everything handed out reads zero."""
+    problems = []
+    if con.result("done") != "1":
+        problems.append("scenario did not report done=1")
+    if con.result("hugepages") != con.result("hugepages_requested"):
+        problems.append(f"got {con.result('hugepages')} of "
+                        f"{con.result('hugepages_requested')} hugetlb pages")
+    if con.result("file_first_nonzero") != "-1":
+        problems.append(f"hugetlb memory not zero at byte {con.result('file_first_nonzero')}")
+    if con.result("thp_first_nonzero") != "-1":
+        problems.append(f"THP memory not zero at byte {con.result('thp_first_nonzero')}")
+    if not (_int(con.result("thp_bytes")) or 0) > 0:
+        problems.append("no THP was used")
+    return problems
+
+
 @dataclass
 class Scenario:
     name: str
@@ -75,6 +92,7 @@ class Scenario:
     memory_gb: int = 2
     pmem_gb: int = 0
     env: dict[str, str] = field(default_factory=dict)
+    append: list[str] = field(default_factory=list)   # kernel command line
     check: Callable[[Console], list[str]] = lambda con: []
     # A runner self-test: the run must fail with this kind of console report.
     expect_failure: str | None = None
@@ -89,7 +107,7 @@ class Scenario:
                 env[key] = str(paths.out_dir("x86_64", variant, config) / rel[5:])
         return guest.GuestSpec(variant=variant, config=config, script=self.script,
                                memory_gb=self.memory_gb, pmem_gb=self.pmem_gb,
-                               icount=icount, env=env)
+                               icount=icount, env=env, append=list(self.append))
 
 
 REBINDS = 3
@@ -132,7 +150,7 @@ SCENARIOS: dict[str, Scenario] = {
             script="devdax-rebind",
             description=f"devdax align=1G (1 GB compound pages), {REBINDS} rebinds",
             memory_gb=5, pmem_gb=4,
-            env={"REBINDS": str(REBINDS), "ALIGN": "1G", "DATA_MIB": "1"},
+            env={"REBINDS": str(REBINDS), "ALIGN": "1G"},
             check=_rebinds),
         Scenario(
             name="device-private",
@@ -142,6 +160,13 @@ SCENARIOS: dict[str, Scenario] = {
             memory_gb=3, env={"LOADS": str(LOADS), "MODULE": "@out/lib/test_hmm.ko"},
             check=lambda con: check_device_private(con, LOADS),
             configs=("lab", "debug")),
+        Scenario(
+            name="hugetlb-init-on-alloc",
+            script="hugetlb-zero",
+            description="init_on_alloc=1: 512 x 2 MB hugetlb pages allocated (timed) "
+                        "over dirtied memory, hugetlb and THP memory read zero",
+            memory_gb=4, env={"HUGEPAGES": "512", "THP_MIB": "64"},
+            append=["init_on_alloc=1"], check=check_zeroing, configs=("lab", "debug")),
         Scenario(
             name="runner-catches-warn",
             script="provoke-warn",

@@ -1,0 +1,26 @@
+# Guest scenario (boot with init_on_alloc=1): dirty memory, then allocate
+# HUGEPAGES 2 MB hugetlb pages (timed: init_on_alloc zeroes each one as it
+# is allocated), check the hugetlb pages and THP-backed memory read zero.
+set -eu
+. "$(dirname "$0")/lib.sh"
+HUGEPAGES=${HUGEPAGES:-512}
+THP_MIB=${THP_MIB:-64}
+need python3
+grep -qw init_on_alloc=1 /proc/cmdline || fail "booted without init_on_alloc=1"
+zc() { python3 "$(dirname "$0")/zerocheck.py" "$@"; }
+
+zc dirty "$((HUGEPAGES * 2))" || fail "dirtying memory"
+start=$(date +%s%N)
+echo "$HUGEPAGES" > /proc/sys/vm/nr_hugepages
+end=$(date +%s%N)
+got=$(cat /proc/sys/vm/nr_hugepages)
+say hugepages_requested="$HUGEPAGES" hugepages="$got" hugetlb_alloc_ns="$((end - start))"
+[ "$got" -eq "$HUGEPAGES" ] || fail "only $got of $HUGEPAGES hugetlb pages"
+
+mkdir -p /tmp/huge
+mount -t hugetlbfs none /tmp/huge || fail "mount hugetlbfs"
+zc file /tmp/huge/zero "$((got * 2097152))" || fail "hugetlb pages are not zero"
+rm -f /tmp/huge/zero
+echo 0 > /proc/sys/vm/nr_hugepages
+zc thp "$THP_MIB" || fail "THP memory is not zero (or no THP was used)"
+say done=1

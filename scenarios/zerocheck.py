@@ -1,0 +1,89 @@
+"""Zeroing checks for guest scenarios.
+
+  zerocheck.py dirty MIB          fill MIB of anonymous memory with a pattern
+                                  and free it, so later allocations get dirty
+                                  pages unless the kernel zeroes them
+  zerocheck.py file PATH BYTES    PATH (e.g. on hugetlbfs) reads zero; prints
+                                  MEMLAB lines
+  zerocheck.py thp MIB            fault in MIB of THP-backed anonymous memory
+                                  and check it reads zero
+"""
+import mmap
+import os
+import sys
+
+CHUNK = 1 << 21
+
+
+def say(**kv: object) -> None:
+    print("MEMLAB " + " ".join(f"{k}={v}" for k, v in kv.items()), flush=True)
+
+
+def first_nonzero(buf: mmap.mmap, length: int) -> int:
+    zero = bytes(CHUNK)
+    for off in range(0, length, CHUNK):
+        piece = buf[off:off + CHUNK]
+        if piece != zero[: len(piece)]:
+            return off + next(i for i, b in enumerate(piece) if b)
+    return -1
+
+
+def dirty(mib: int) -> int:
+    m = mmap.mmap(-1, mib << 20)
+    pattern = b"\xa5" * CHUNK
+    for off in range(0, mib << 20, CHUNK):
+        m[off:off + CHUNK] = pattern
+    m.close()
+    say(dirtied_mib=mib)
+    return 0
+
+
+def check_file(path: str, length: int) -> int:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        os.ftruncate(fd, length)
+        m = mmap.mmap(fd, length, mmap.MAP_SHARED)
+    finally:
+        os.close(fd)
+    bad = first_nonzero(m, length)
+    m.close()
+    say(file_bytes=length, file_first_nonzero=bad)
+    return 0 if bad < 0 else 1
+
+
+def thp_bytes() -> int:
+    with open("/proc/self/smaps_rollup") as f:
+        for line in f:
+            if line.startswith("AnonHugePages:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def check_thp(mib: int) -> int:
+    length = mib << 20
+    m = mmap.mmap(-1, length + CHUNK)   # room to start on a 2 MB boundary
+    m.madvise(mmap.MADV_HUGEPAGE)
+    for off in range(0, length + CHUNK, 4096):
+        m[off]                          # read fault: zero page or THP
+    for off in range(0, length + CHUNK, CHUNK):
+        m[off] = 0                      # write fault: allocates the THP
+    huge = thp_bytes()
+    bad = first_nonzero(m, length + CHUNK)
+    m.close()
+    say(thp_bytes=huge, thp_first_nonzero=bad)
+    return 0 if bad < 0 and huge > 0 else 1
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "dirty":
+        return dirty(int(argv[1]))
+    if len(argv) == 3 and argv[0] == "file":
+        return check_file(argv[1], int(argv[2]))
+    if len(argv) == 2 and argv[0] == "thp":
+        return check_thp(int(argv[1]))
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

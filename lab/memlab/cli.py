@@ -56,6 +56,13 @@ def _test(args: argparse.Namespace) -> int:
     return testcmd.run(quick=args.quick, skip=set(args.skip or []))
 
 
+def _bench(args: argparse.Namespace) -> int:
+    from . import bench
+    mode = args.mode or bench.default_mode()
+    return bench.run(mode=mode, quick=args.quick, rounds=args.rounds,
+                     only=args.scenario, pmem_gb=args.pmem)
+
+
 def _demo(args: argparse.Namespace) -> int:
     from . import demo
     return demo.run(icount=not args.wall, pmem_gb=args.pmem)
@@ -112,6 +119,20 @@ def parser() -> argparse.ArgumentParser:
                    help="leave out a step (repeatable); 'debug': the KASAN config, "
                    "'highmem': the i386 compile test")
     s.set_defaults(func=_test)
+
+    s = sub.add_parser("bench", help="base vs patched on every scenario, same run; "
+                       "table in results/latest.md, samples in results/latest.json")
+    s.add_argument("--mode", choices=["icount", "wall", "kvm"],
+                   help="icount: deterministic emulated instruction time (default "
+                   "without KVM); wall: TCG wall clock; kvm: real time")
+    s.add_argument("--quick", action="store_true", help="small sizes, few rebinds (smoke test)")
+    s.add_argument("--rounds", type=int, help="alternating base/patched rounds "
+                   "(default 2 for icount, 5 otherwise)")
+    s.add_argument("--scenario", action="append",
+                   help="only this scenario (repeatable): fsdax-rebind, devdax-rebind, "
+                   "device-private, hugetlb-init-on-alloc")
+    s.add_argument("--pmem", type=int, help="pmem region in GB (default: largest that fits, <= 16)")
+    s.set_defaults(func=_bench)
 
     s = sub.add_parser("demo", help="build and boot base and patched, print memmap init lines")
     s.add_argument("--wall", action="store_true", help="wall-clock TCG instead of --icount")

@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import platform
 import statistics
+import subprocess
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import build, guest, kernel_tree, paths
+from . import build, deps, guest, kernel_tree, paths
 from .runner import LabError, say
 
 # Numbers of the reference postings (shared/reference/README.md), to print
@@ -204,8 +205,21 @@ def run(mode: str = "icount", quick: bool = False, rounds: int | None = None,
         table += "\n" + "\n".join(f"- {k}: {v}" for k, v in result["repeatability"].items()) + "\n"
     (paths.RESULTS / "latest.md").write_text(table)
     print(table)
+    write_plots(paths.RESULTS / "latest.json", paths.RESULTS)
     say(f"results: {paths.RESULTS / 'latest.md'}, raw samples: {paths.RESULTS / 'latest.json'}")
     return 0
+
+
+def write_plots(result_json: Path, outdir: Path) -> list[Path]:
+    """PNG box plots per scenario, drawn by the venv's python (matplotlib)."""
+    env = deps.venv_env()
+    env["PYTHONPATH"] = str(paths.REPO / "lab")
+    res = subprocess.run([str(paths.VENV / "bin" / "python3"), "-m", "memlab.plot",
+                          str(result_json), str(outdir)],
+                         capture_output=True, text=True, env=env)
+    if res.returncode != 0:
+        raise LabError(f"plotting failed:\n{res.stdout}{res.stderr}")
+    return [Path(p) for p in res.stdout.split()]
 
 
 def repeatability(samples: dict[str, dict[str, list[float]]], rounds: int) -> dict[str, str]:

@@ -21,8 +21,9 @@ APT_GROUPS: dict[str, list[str]] = {
     "guest": ["qemu-system-x86", "ndctl", "daxctl", "udev", "python3-venv"],
 }
 VIRTME_NG = "virtme-ng==1.42"
-# checkpatch.pl runs scripts/spdxcheck.py, which imports these.
-SPDXCHECK_MODULES = ["ply", "GitPython"]
+# checkpatch.pl runs scripts/spdxcheck.py, which imports ply and GitPython;
+# the bench plots use matplotlib.
+VENV_MODULES = ["ply", "GitPython", "matplotlib"]
 
 _apt_updated = False
 
@@ -112,11 +113,11 @@ def vng_path() -> str:
 
 
 def ensure_virtme_ng() -> None:
-    """virtme-ng (and spdxcheck's modules) from PyPI in the lab's own venv
-    (Debian's pip is PEP 668)."""
+    """virtme-ng and the other PyPI tools in the lab's own venv (Debian's
+    pip is PEP 668)."""
     py = paths.VENV / "bin" / "python3"
     stamp = paths.VENV / ".memlab-packages"
-    wanted = " ".join([VIRTME_NG, *SPDXCHECK_MODULES])
+    wanted = " ".join([VIRTME_NG, *VENV_MODULES])
     if stamp.exists() and stamp.read_text() == wanted:
         return
     log = paths.LOGS / "pip.log"
@@ -124,7 +125,7 @@ def ensure_virtme_ng() -> None:
     # pyenv or Debian's python3: the interpreter running memlab.
     if not py.exists():
         run_logged([sys.executable, "-m", "venv", str(paths.VENV)], log, "venv")
-    run_logged([str(py), "-m", "pip", "install", "-q", VIRTME_NG, *SPDXCHECK_MODULES],
+    run_logged([str(py), "-m", "pip", "install", "-q", VIRTME_NG, *VENV_MODULES],
                log, "pip install")
     stamp.write_text(wanted)
 

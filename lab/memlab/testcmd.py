@@ -47,6 +47,7 @@ def run_pytest() -> Step:
     step = Step("pytest")
     if importlib.util.find_spec("pytest") is None:
         deps.apt_install(["python3-pytest"])
+    deps.ensure_virtme_ng()   # the venv (plots, spdxcheck) some tests use
     res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                           str(paths.REPO / "lab" / "tests")],
                          capture_output=True, text=True, cwd=paths.REPO)

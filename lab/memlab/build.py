@@ -34,6 +34,12 @@ def make_args(arch: str, out: Path) -> list[str]:
             f"-j{os.cpu_count() or 2}"]
 
 
+def ccache_env() -> dict[str, str]:
+    """ccache keyed on paths relative to the checkout, so that another clone
+    of the project (CI's) reuses this one's cache."""
+    return dict(os.environ, CCACHE_BASEDIR=str(paths.REPO), CCACHE_NOHASHDIR="1")
+
+
 def _stamp(opts: kconfig.Options, tree: Path) -> str:
     h = hashlib.sha256(kconfig.render(opts).encode())
     h.update(str(tree).encode())
@@ -50,9 +56,10 @@ def configure(tree: Path, out: Path, arch: str, config: str, log: Path) -> None:
         return
     out.mkdir(parents=True, exist_ok=True)
     make = ["make", "-C", str(tree), *make_args(arch, out)]
-    run_logged(make + ["tinyconfig"], log, "configure: tinyconfig")
+    run_logged(make + ["tinyconfig"], log, "configure: tinyconfig", env=ccache_env())
     dotconfig.write_text(kconfig.merge(dotconfig.read_text(), opts))
-    run_logged(make + ["olddefconfig"], log, f"configure: {config} fragment")
+    run_logged(make + ["olddefconfig"], log, f"configure: {config} fragment",
+               env=ccache_env())
     bad = kconfig.verify(opts, dotconfig.read_text())
     if bad:
         stamp_file.unlink(missing_ok=True)
@@ -80,7 +87,7 @@ def build(variant: str, config: str = "lab", arch: str = "x86_64") -> Built:
     _, image_rel, _ = ARCHES[arch]
     run_logged(["make", "-C", str(tree), *make_args(arch, out), "all"],
                log, f"build {arch}-{variant}-{config}", expected_lines=expected,
-               on_line=counter)
+               on_line=counter, env=ccache_env())
     # Remember the size of a full build, to show a percentage next time.
     if expected is None or counter.lines > expected:
         stats.write_text(json.dumps({"lines": counter.lines}))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from . import deps, kconfig, kernel_tree, paths
+from .build import ccache_env
 from .runner import LabError, run_logged, say
 
 
@@ -88,7 +89,7 @@ def run(config: str = "kunit", arch: str = "x86_64") -> KunitResult:
            "--timeout=900", f"--json={report}"]
     # kunit.py exits non-zero when a test fails: read its JSON either way.
     rc = run_logged(cmd, log, f"kunit.py ({config}, {arch})", cwd=paths.KERNEL_TREE,
-                    check=False)
+                    check=False, env=ccache_env())
     if not report.exists():
         raise LabError(f"kunit.py (exit {rc}) wrote no results; see {log}")
     res = count(json.loads(report.read_text()))

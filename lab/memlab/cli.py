@@ -57,6 +57,9 @@ def _test(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    if args.what == "native":
+        from . import native
+        return native.run(device_gb=args.device_gb)
     from . import bench
     mode = args.mode or bench.default_mode()
     return bench.run(mode=mode, quick=args.quick, rounds=args.rounds,
@@ -122,6 +125,10 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("bench", help="base vs patched on every scenario, same run; "
                        "table in results/latest.md, samples in results/latest.json")
+    s.add_argument("what", nargs="?", choices=["native"],
+                   help="native: the store patterns on this CPU, outside the guest")
+    s.add_argument("--device-gb", type=float, default=100.0,
+                   help="native: device size whose memmap is initialized (default 100)")
     s.add_argument("--mode", choices=["icount", "wall", "kvm"],
                    help="icount: deterministic emulated instruction time (default "
                    "without KVM); wall: TCG wall clock; kvm: real time")

@@ -46,21 +46,27 @@ def _root_prefix() -> list[str]:
     raise LabError("installing packages needs root (or sudo)")
 
 
-def apt_install(pkgs: list[str]) -> None:
+APT_ENV = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+APT_LOG = paths.LOGS / "apt.log"
+
+
+def apt_update_once() -> None:
     global _apt_updated
+    if not _apt_updated:
+        run_logged(_root_prefix() + ["apt-get", "update", "-q"], APT_LOG,
+                   "apt-get update", env=APT_ENV)
+        _apt_updated = True
+
+
+def apt_install(pkgs: list[str]) -> None:
     missing = _missing(pkgs)
     if not missing:
         return
     say(f"installing Debian packages: {' '.join(missing)}")
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    log = paths.LOGS / "apt.log"
-    if not _apt_updated:
-        run_logged(_root_prefix() + ["apt-get", "update", "-q"], log,
-                   "apt-get update", env=env)
-        _apt_updated = True
+    apt_update_once()
     run_logged(_root_prefix() + ["apt-get", "install", "-y", "-q",
                                  "--no-install-recommends", *missing],
-               log, "apt-get install", env=env)
+               APT_LOG, "apt-get install", env=APT_ENV)
 
 
 def ensure(*groups: str) -> None:
@@ -85,22 +91,16 @@ def ensure_kernel_source() -> str:
     have = installed_version(paths.SOURCE_PACKAGE)
     if have == paths.SOURCE_VERSION and paths.SOURCE_TARBALL.exists():
         return have
-    global _apt_updated
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    log = paths.LOGS / "apt.log"
-    if not _apt_updated:
-        run_logged(_root_prefix() + ["apt-get", "update", "-q"], log,
-                   "apt-get update", env=env)
-        _apt_updated = True
+    apt_update_once()
     pinned = f"{paths.SOURCE_PACKAGE}={paths.SOURCE_VERSION}"
     cmd = _root_prefix() + ["apt-get", "install", "-y", "-q",
                             "--allow-downgrades", "--no-install-recommends"]
-    if run_logged(cmd + [pinned], log, f"install {pinned}", env=env,
+    if run_logged(cmd + [pinned], APT_LOG, f"install {pinned}", env=APT_ENV,
                   check=False) != 0:
         say(f"WARNING: {pinned} is not served any more; using the newest "
             f"{paths.SOURCE_PACKAGE} instead (results may differ)")
-        run_logged(cmd + [paths.SOURCE_PACKAGE], log,
-                   f"install {paths.SOURCE_PACKAGE}", env=env)
+        run_logged(cmd + [paths.SOURCE_PACKAGE], APT_LOG,
+                   f"install {paths.SOURCE_PACKAGE}", env=APT_ENV)
     version = installed_version(paths.SOURCE_PACKAGE)
     if not version or not paths.SOURCE_TARBALL.exists():
         raise LabError(f"{paths.SOURCE_PACKAGE} did not install "

@@ -25,5 +25,7 @@ check=$((got * 2))
 zc file /tmp/huge/zero "$((check * 1048576))" || fail "hugetlb pages are not zero"
 rm -f /tmp/huge/zero
 echo 0 > /proc/sys/vm/nr_hugepages
+# THP for every anonymous mapping (a minimal kernel may lack madvise()).
+echo always > /sys/kernel/mm/transparent_hugepage/enabled || fail "cannot enable THP"
 zc thp "$THP_MIB" || fail "THP memory is not zero (or no THP was used)"
 say done=1

@@ -63,3 +63,12 @@ def test_memmap_line_is_parsed():
     con = console.parse(line)
     assert con.memmap_inits == [console.MemmapInit(1015808, 734512345)]
     assert con.memmap_inits[0].us == 734512.345
+
+
+def test_zeroing_log_passes_and_a_dirty_page_fails():
+    from memlab.scenarios import check_zeroing
+    con = console.parse(read("guest-hugetlb-zero.log"))
+    assert con.failures == []
+    assert check_zeroing(con) == []
+    con.results.append({"file_first_nonzero": "4096"})
+    assert any("not zero at byte 4096" in p for p in check_zeroing(con))

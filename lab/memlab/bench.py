@@ -198,15 +198,18 @@ def run(mode: str = "icount", quick: bool = False, rounds: int | None = None,
     }
     if mode == "icount":
         result["repeatability"] = repeatability(samples, rounds)
-    paths.RESULTS.mkdir(exist_ok=True)
-    (paths.RESULTS / "latest.json").write_text(json.dumps(result, indent=1) + "\n")
     table = markdown(result)
     if mode == "icount":
         table += "\n" + "\n".join(f"- {k}: {v}" for k, v in result["repeatability"].items()) + "\n"
-    (paths.RESULTS / "latest.md").write_text(table)
+    # latest.* is the last run; <mode>[-quick].* keeps the last of each kind.
+    outdir = paths.RESULTS / (mode + ("-quick" if quick else ""))
+    outdir.mkdir(parents=True, exist_ok=True)
+    for stem in (paths.RESULTS / "latest", outdir / "bench"):
+        stem.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
+        stem.with_suffix(".md").write_text(table)
     print(table)
-    write_plots(paths.RESULTS / "latest.json", paths.RESULTS)
-    say(f"results: {paths.RESULTS / 'latest.md'}, raw samples: {paths.RESULTS / 'latest.json'}")
+    write_plots(outdir / "bench.json", outdir)
+    say(f"results: {outdir}/bench.md (also results/latest.md), plots in {outdir}")
     return 0
 
 

@@ -228,4 +228,7 @@ def export() -> None:
         cover.write_text(fresh)
     say(f"exported {len(product_series().names())} product and "
         f"{len(lab_series().names())} lab patches to {paths.PATCHES}")
-    run_quiet(["git", "status", "--short", "patches"], cwd=paths.REPO)
+    # What changed in patches/, for the commit the developer makes next.
+    changed = run_quiet(["git", "status", "--short", "patches"], cwd=paths.REPO).stdout
+    if changed:
+        print(changed, end="")

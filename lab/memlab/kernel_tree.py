@@ -156,7 +156,9 @@ def sync_variant_tree(variant: str) -> Path:
 
 def _format_patches(rev_range: str, dest: Path) -> list[str]:
     dest.mkdir(parents=True, exist_ok=True)
-    out = git("format-patch", "--zero-commit", "--no-signature",
+    # Full blob ids: abbreviated ones grow with the object count (e.g.
+    # after a gc), which would make `export --check` flap.
+    out = git("format-patch", "--zero-commit", "--no-signature", "--full-index",
               "--no-numbered", "-o", str(dest), rev_range)
     return [Path(p).name for p in out.splitlines() if p.strip()]
 

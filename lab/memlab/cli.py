@@ -111,7 +111,7 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("kunit", help="run our KUnit suites via tools/testing/kunit/kunit.py")
     s.add_argument("--config", default="kunit",
                    help="kunitconfig fragments in configs/, joined with +")
-    s.add_argument("--arch", default="x86_64")
+    s.add_argument("--arch", default="x86_64", choices=["x86_64", "arm64"])
     s.set_defaults(func=_kunit)
 
     s = sub.add_parser("test", help="the project's tests: pytest, build, KUnit, guest scenarios")

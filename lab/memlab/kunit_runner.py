@@ -17,6 +17,10 @@ from .build import ccache_env
 from .runner import LabError, run_logged, say
 
 
+# kunit.py architectures other than the host's, and their toolchains.
+CROSS_COMPILE = {"arm64": "aarch64-linux-gnu-"}
+
+
 @dataclass
 class KunitResult:
     passed: int = 0
@@ -82,10 +86,14 @@ def run(config: str = "kunit", arch: str = "x86_64") -> KunitResult:
     log.write_text("")
     report = paths.LOGS / f"kunit-{arch}-{config}.json"
     report.unlink(missing_ok=True)
+    cross = CROSS_COMPILE.get(arch, "")
+    if cross:
+        deps.apt_install(deps.APT_GROUPS[f"cross-{arch}"])
     cmd = ["python3", "tools/testing/kunit/kunit.py", "run",
            f"--arch={arch}", f"--build_dir={out}",
            *(f"--kunitconfig={k}" for k in kunitconfigs),
-           f"--jobs={os.cpu_count() or 2}", "--make_options=CC=ccache gcc",
+           *([f"--cross_compile={cross}"] if cross else []),
+           f"--jobs={os.cpu_count() or 2}", f"--make_options=CC=ccache {cross}gcc",
            "--timeout=900", f"--json={report}"]
     # kunit.py exits non-zero when a test fails: read its JSON either way.
     rc = run_logged(cmd, log, f"kunit.py ({config}, {arch})", cwd=paths.KERNEL_TREE,

@@ -118,9 +118,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--quick", action="store_true", help="pytest and checkpatch only")
     s.add_argument("--skip", action="append",
                    choices=["pytest", "checkpatch", "build", "kunit", "guest", "debug",
-                            "highmem"],
+                            "highmem", "arm64"],
                    help="leave out a step (repeatable); 'debug': the KASAN config, "
-                   "'highmem': the i386 compile test")
+                   "'highmem': the i386 compile test, 'arm64': KUnit on arm64")
     s.set_defaults(func=_test)
 
     s = sub.add_parser("bench", help="base vs patched on every scenario, same run; "

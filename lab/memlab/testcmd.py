@@ -90,9 +90,9 @@ def run_build(config: str, arch: str = "x86_64") -> Step:
     return step
 
 
-def run_kunit(config: str) -> Step:
-    step = Step(f"kunit {config}")
-    res = kunit_runner.run(config)
+def run_kunit(config: str, arch: str = "x86_64") -> Step:
+    step = Step(f"kunit {config}" + ("" if arch == "x86_64" else f" {arch}"))
+    res = kunit_runner.run(config, arch)
     step.passed, step.failed = res.passed, res.failed
     step.notes += res.failures
     if res.total == 0:
@@ -177,6 +177,9 @@ def run(quick: bool = False, skip: set[str] | None = None) -> int:
             # KUnit: plain, then under KASAN (where the fast paths step aside).
             do("kunit", run_kunit, "kunit" if config == "lab" else "kunit+kunit-kasan")
             do("guest", run_guest, config)
+        # KUnit on arm64 (TCG): the generic, plain-store copy fallback.
+        if "arm64" not in skip:
+            do("kunit", run_kunit, "kunit", "arm64")
         # Compile test: the HIGHMEM (page by page) fallbacks on 32-bit x86.
         if "highmem" not in skip:
             do("build", run_build, "highmem", "i386")

@@ -124,8 +124,11 @@ def ensure_virtme_ng() -> None:
         return
     log = paths.LOGS / "pip.log"
     say(f"installing {wanted} into {paths.VENV}")
-    # pyenv or Debian's python3: the interpreter running memlab.
+    # pyenv or Debian's python3: the interpreter running memlab (Debian's
+    # needs python3-venv for this).
     if not py.exists():
+        if sys.executable.startswith("/usr/bin/"):
+            apt_install(["python3-venv"])
         run_logged([sys.executable, "-m", "venv", str(paths.VENV)], log, "venv")
     run_logged([str(py), "-m", "pip", "install", "-q", VIRTME_NG, *VENV_MODULES],
                log, "pip install")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import build, deps, guest, kernel_tree, paths
 from .runner import LabError, say
+from .scenarios import resolve_env
 
 # Numbers of the reference postings (shared/reference/README.md), to print
 # beside ours. They are real hardware (VM on Ice Lake), 100 GB namespaces.
@@ -68,7 +69,8 @@ def scenarios(quick: bool, pmem_gb: int | None) -> list[BenchScenario]:
                       memory_gb=4, pmem_gb=pmem,
                       env={"REBINDS": rebinds, "ALIGN": "2M", "DATA_MIB": "4"}),
         BenchScenario("device-private", "device-private", "memremap of 256 MB",
-                      memory_gb=3, env={"LOADS": "3" if quick else "10"}),
+                      memory_gb=3, env={"LOADS": "3" if quick else "10",
+                                        "MODULE": "@out/lib/test_hmm.ko"}),
         BenchScenario("hugetlb-init-on-alloc", "hugetlb-zero",
                       f"allocate {hugepages} x 2 MB hugetlb",
                       memory_gb=3 + hugepages * 2 // 1024,
@@ -162,11 +164,9 @@ def run(mode: str = "icount", quick: bool = False, rounds: int | None = None,
                     f"({time.monotonic() - start:.0f}s elapsed)")
                 spec = guest.GuestSpec(variant=variant, script=sc.script,
                                        memory_gb=sc.memory_gb, pmem_gb=sc.pmem_gb,
-                                       icount=(mode == "icount"), env=dict(sc.env),
+                                       icount=(mode == "icount"),
+                                       env=resolve_env(sc.env, variant),
                                        append=list(sc.append), timeout=3600)
-                if sc.name == "device-private":
-                    spec.env["MODULE"] = str(paths.out_dir("x86_64", variant, "lab")
-                                             / "lib" / "test_hmm.ko")
                 res = guest.boot_and_run(spec)
                 if not res.ok:
                     raise LabError(f"bench {sc.name} on {variant} failed: "
@@ -184,7 +184,7 @@ def run(mode: str = "icount", quick: bool = False, rounds: int | None = None,
     result = {
         "mode": mode, "quick": quick, "rounds": rounds,
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        "host_cpu": _host_cpu(), "host": platform.node(),
+        "host_cpu": host_cpu(), "host": platform.node(),
         "kernels": kernels,
         "scenarios": {
             sc.name: {
@@ -252,7 +252,7 @@ def _kernel_release(log: Path) -> str:
     return "?"
 
 
-def _host_cpu() -> str:
+def host_cpu() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from . import build, deps, kernel_tree, paths
+from .bench import host_cpu
 from .runner import LabError, run_logged, say
 
 NATIVE_SRC = paths.REPO / "lab" / "native"
@@ -111,8 +112,7 @@ def run(device_gb: float = 100.0) -> int:
     records = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
     meta = records[0]
     rows = summarize(records)
-    from .bench import _host_cpu
-    cpu = _host_cpu()
+    cpu = host_cpu()
     table = markdown(meta, rows, cpu)
     paths.RESULTS.mkdir(exist_ok=True)
     (paths.RESULTS / "native.json").write_text(json.dumps(

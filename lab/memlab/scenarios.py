@@ -100,14 +100,18 @@ class Scenario:
     configs: tuple[str, ...] = ("lab",)
 
     def spec(self, variant: str, config: str = "lab", icount: bool = False) -> guest.GuestSpec:
-        env = dict(self.env)
-        # Paths of build products the script needs, resolved per variant.
-        for key, rel in list(env.items()):
-            if rel.startswith("@out/"):
-                env[key] = str(paths.out_dir("x86_64", variant, config) / rel[5:])
         return guest.GuestSpec(variant=variant, config=config, script=self.script,
                                memory_gb=self.memory_gb, pmem_gb=self.pmem_gb,
-                               icount=icount, env=env, append=list(self.append))
+                               icount=icount, env=resolve_env(self.env, variant, config),
+                               append=list(self.append))
+
+
+def resolve_env(env: dict[str, str], variant: str, config: str = "lab") -> dict[str, str]:
+    """A guest script's environment with "@out/PATH" values turned into paths
+    inside the variant's build directory (e.g. a module it loads)."""
+    return {key: str(paths.out_dir("x86_64", variant, config) / value[5:])
+            if value.startswith("@out/") else value
+            for key, value in env.items()}
 
 
 REBINDS = 3

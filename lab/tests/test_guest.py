@@ -30,3 +30,11 @@ def test_icount_uses_one_vcpu_and_tcg(monkeypatch, tmp_path):
 def test_unknown_scenario_is_a_clear_error():
     with pytest.raises(LabError, match="unknown scenario 'nope'"):
         guest.script_path("nope")
+
+
+def test_build_product_paths_resolve_per_variant():
+    from memlab import paths
+    from memlab.scenarios import resolve_env
+    env = resolve_env({"MODULE": "@out/lib/test_hmm.ko", "LOADS": "3"}, "base")
+    assert env == {"MODULE": str(paths.out_dir("x86_64", "base", "lab") / "lib/test_hmm.ko"),
+                   "LOADS": "3"}

@@ -10,6 +10,7 @@ DATA_MIB=${DATA_MIB:-32}
 need ndctl
 need daxctl
 enable_memmap_debug
+quiesce
 
 say phase=create mode=devdax align="$ALIGN"
 ndctl create-namespace -f -e namespace0.0 -m devdax -a "$ALIGN" >/dev/null ||

@@ -9,6 +9,7 @@ DATA_MIB=${DATA_MIB:-32}
 MAP=${MAP:-dev}
 need ndctl
 enable_memmap_debug
+quiesce
 
 say phase=create map="$MAP"
 ndctl create-namespace -f -e namespace0.0 -m fsdax -M "$MAP" >/dev/null ||

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import build, deps, guest, kernel_tree, paths
 from .runner import LabError, say
-from .scenarios import resolve_env
+from .scenarios import SCENARIOS, Scenario
 
 # Numbers of the reference postings (shared/reference/README.md), to print
 # beside ours. They are real hardware (VM on Ice Lake), 100 GB namespaces.
@@ -31,13 +31,15 @@ REFERENCE = {
 
 @dataclass
 class BenchScenario:
+    """A test scenario (scenarios.SCENARIOS), resized for measuring: the
+    bench applies the same checks to every run it times."""
     name: str
-    script: str
+    scenario: Scenario
     metric: str            # what one sample is
-    memory_gb: int
-    pmem_gb: int = 0
-    env: dict[str, str] = field(default_factory=dict)
-    append: list[str] = field(default_factory=list)
+
+    @property
+    def rebinds(self) -> bool:
+        return self.name in ("fsdax-rebind", "devdax-rebind")
 
     def samples(self, con: guest.console.Console) -> list[float]:
         """Microseconds per sample, from a parsed console."""
@@ -45,12 +47,12 @@ class BenchScenario:
             ns = con.result("hugetlb_alloc_ns")
             return [int(ns) / 1000.0] if ns else []
         inits = con.memmap_inits
-        if self.name in ("fsdax-rebind", "devdax-rebind"):
+        if self.rebinds:
             inits = inits[1:]          # the first bind is reported apart
         return [i.us for i in inits]
 
     def first_bind_us(self, con: guest.console.Console) -> float | None:
-        if self.name in ("fsdax-rebind", "devdax-rebind") and con.memmap_inits:
+        if self.rebinds and con.memmap_inits:
             return con.memmap_inits[0].us
         return None
 
@@ -61,22 +63,25 @@ def scenarios(quick: bool, pmem_gb: int | None) -> list[BenchScenario]:
     pmem = pmem_gb or (4 if quick else max(4, min(16, avail - 6)))
     rebinds = "5" if quick else "30"
     hugepages = 512 if quick else min(8192, max(512, (avail - 6) * 512))
+    # DEVICE_PRIVATE: one chunk per test_hmm device (two devices); a 64 GB
+    # chunk (the postings' size) has a 1 GB memmap in guest RAM.
+    chunk_gb = 1 if quick else (64 if avail >= 12 else 16)
+    known = SCENARIOS
     return [
-        BenchScenario("fsdax-rebind", "fsdax-rebind", "memmap init per rebind",
-                      memory_gb=4, pmem_gb=pmem,
-                      env={"REBINDS": rebinds, "MAP": "dev", "DATA_MIB": "4"}),
-        BenchScenario("devdax-rebind", "devdax-rebind", "memmap init per rebind",
-                      memory_gb=4, pmem_gb=pmem,
-                      env={"REBINDS": rebinds, "ALIGN": "2M", "DATA_MIB": "4"}),
-        BenchScenario("device-private", "device-private", "memremap of 256 MB",
-                      memory_gb=3, env={"LOADS": "3" if quick else "10",
-                                        "MODULE": "@out/lib/test_hmm.ko"}),
-        BenchScenario("hugetlb-init-on-alloc", "hugetlb-zero",
-                      f"allocate {hugepages} x 2 MB hugetlb",
-                      memory_gb=3 + hugepages * 2 // 1024,
-                      env={"HUGEPAGES": str(hugepages), "THP_MIB": "16",
-                           "CHECK_MIB": "256"},
-                      append=["init_on_alloc=1"]),
+        BenchScenario("fsdax-rebind", known["fsdax-dev"].sized(
+            4, pmem, REBINDS=rebinds, DATA_MIB="4"),
+            f"memmap init per rebind, {pmem} GB fsdax map=dev"),
+        BenchScenario("devdax-rebind", known["devdax-2m"].sized(
+            4, pmem, REBINDS=rebinds, DATA_MIB="4"),
+            f"memmap init per rebind, {pmem} GB devdax align=2M"),
+        BenchScenario("device-private", known["device-private"].sized(
+            3 + 2 * chunk_gb // 64, LOADS="3" if quick else "10",
+            CHUNK_MB=str(chunk_gb * 1024)),
+            f"memremap of {chunk_gb} GB DEVICE_PRIVATE"),
+        BenchScenario("hugetlb-init-on-alloc", known["hugetlb-init-on-alloc"].sized(
+            3 + hugepages * 2 // 1024, HUGEPAGES=str(hugepages), THP_MIB="16",
+            CHECK_MIB="256"),
+            f"allocate {hugepages} x 2 MB hugetlb, init_on_alloc=1"),
     ]
 
 
@@ -84,6 +89,7 @@ def scenarios(quick: bool, pmem_gb: int | None) -> list[BenchScenario]:
 class Stats:
     n: int
     median: float
+    mean: float
     minimum: float
     maximum: float
 
@@ -91,7 +97,7 @@ class Stats:
     def of(xs: list[float]) -> "Stats | None":
         if not xs:
             return None
-        return Stats(len(xs), statistics.median(xs), min(xs), max(xs))
+        return Stats(len(xs), statistics.median(xs), statistics.fmean(xs), min(xs), max(xs))
 
 
 def summarize(samples: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, Stats | None]]:
@@ -99,30 +105,47 @@ def summarize(samples: dict[str, dict[str, list[float]]]) -> dict[str, dict[str,
             for sc, by_variant in samples.items()}
 
 
+# Under -icount two boots of one kernel must agree within this (issue #5).
+REPEATABLE = 0.01
+MODE_LABELS = {"icount": "emulated: QEMU TCG -icount shift=0, guest time = instructions",
+               "wall": "emulated: QEMU TCG wall clock", "kvm": "KVM, real time"}
+
+
+def _row(name: str, metric: str, stats: dict, reference: str) -> str:
+    b, p = stats.get("base"), stats.get("patched")
+    ratio = f"{p['median'] / b['median']:.3f}" if b and p and b["median"] else "n/a"
+
+    def cell(s: dict | None) -> str:
+        return f"{s['median']:.1f}" if s else "n/a"
+
+    def span(s: dict | None) -> str:
+        return f"{s['minimum']:.1f}-{s['maximum']:.1f}" if s else "n/a"
+    n = f"{b['n'] if b else 0}/{p['n'] if p else 0}"
+    return (f"| {name} | {metric} | {cell(b)} | {cell(p)} | {ratio} | {span(b)} | "
+            f"{span(p)} | {n} | {reference} |")
+
+
 def markdown(result: dict) -> str:
     mode = result["mode"]
-    label = {"icount": "emulated: QEMU TCG -icount shift=0, guest time = instructions",
-             "wall": "emulated: QEMU TCG wall clock", "kvm": "KVM, real time"}[mode]
-    lines = [f"### memlab bench ({mode}: {label})", "",
+    lines = [f"### memlab bench ({mode}: {MODE_LABELS[mode]})", "",
              f"{result['date']}, host {result['host_cpu']}, kernels "
              f"{result['kernels'].get('base', '?')} (base) / "
-             f"{result['kernels'].get('patched', '?')} (patched)", "",
+             f"{result['kernels'].get('patched', '?')} (patched)"
+             + (", quick sizes" if result.get("quick") else ""), "",
              "| scenario | metric | base median (us) | patched median (us) | "
              "patched/base | base min-max | patched min-max | n | reference posting |",
              "|---|---|---:|---:|---:|---|---|---:|---|"]
     for name, row in result["scenarios"].items():
-        b, p = row["stats"].get("base"), row["stats"].get("patched")
-        ratio = f"{p['median'] / b['median']:.3f}" if b and p and b["median"] else "n/a"
-
-        def cell(s: dict | None, key: str) -> str:
-            return f"{s[key]:.1f}" if s else "n/a"
-
-        def span(s: dict | None) -> str:
-            return f"{s['minimum']:.1f}-{s['maximum']:.1f}" if s else "n/a"
-        n = f"{b['n'] if b else 0}/{p['n'] if p else 0}"
-        lines.append(f"| {name} | {row['metric']} | {cell(b, 'median')} | "
-                     f"{cell(p, 'median')} | {ratio} | {span(b)} | {span(p)} | {n} | "
-                     f"{REFERENCE.get(name, '')} |")
+        lines.append(_row(name, row["metric"], row["stats"], REFERENCE.get(name, "")))
+        if row.get("first_bind_stats"):
+            lines.append(_row(f"{name} (first bind)", "memmap init of the first bind",
+                              row["first_bind_stats"], ""))
+    rep = result.get("repeatability")
+    if rep:
+        lines += ["", f"Repeatability (medians of each round, must agree within "
+                  f"{100 * REPEATABLE:.0f}%):"]
+        lines += [f"- {key}: {', '.join(f'{m:.1f}' for m in r['round_medians'])} us, "
+                  f"spread {100 * r['spread']:.2f}%" for key, r in rep.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -132,14 +155,27 @@ def default_mode() -> str:
     return "kvm" if image.exists() and guest.kvm_usable(image) else "icount"
 
 
+def _measure(sc: BenchScenario, variant: str, mode: str) -> tuple[list[float], float | None, str, str]:
+    """One boot: samples (us), first bind (us), kernel release, log path."""
+    spec = sc.scenario.spec(variant, icount=(mode == "icount"))
+    spec.timeout = 3600
+    res = guest.boot_and_run(spec)
+    problems = res.problems() + sc.scenario.problems(res.console)
+    if problems:
+        raise LabError(f"bench {sc.name} on {variant} failed: "
+                       + "; ".join(problems) + f" (log {res.log})")
+    xs = sc.samples(res.console)
+    if not xs:
+        raise LabError(f"bench {sc.name} on {variant}: no timing found (log {res.log})")
+    return xs, sc.first_bind_us(res.console), _kernel_release(res.log), str(res.log)
+
+
 def run(mode: str = "icount", quick: bool = False, rounds: int | None = None,
         only: list[str] | None = None, pmem_gb: int | None = None) -> int:
     if mode == "kvm" and not guest.kvm_usable(_image("base")):
         raise LabError("--mode kvm: the KVM probe boot failed on this host")
     if not kernel_tree.has_tree():
         kernel_tree.source()
-    for variant in ("base", "patched"):
-        build.build(variant, "lab")
     chosen = scenarios(quick, pmem_gb)
     if only:
         unknown = set(only) - {s.name for s in chosen}
@@ -147,6 +183,8 @@ def run(mode: str = "icount", quick: bool = False, rounds: int | None = None,
             raise LabError(f"unknown bench scenario(s) {', '.join(sorted(unknown))} "
                            f"(known: {', '.join(s.name for s in chosen)})")
         chosen = [s for s in chosen if s.name in only]
+    for variant in ("base", "patched"):
+        build.build(variant, "lab")
     # icount is deterministic: one round per kernel, a second to prove it.
     rounds = rounds or (2 if mode == "icount" else 5)
     samples: dict[str, dict[str, list[float]]] = {}
@@ -162,45 +200,40 @@ def run(mode: str = "icount", quick: bool = False, rounds: int | None = None,
             for variant in ("base", "patched"):
                 say(f"bench {sc.name}: round {r + 1}/{rounds}, {variant} "
                     f"({time.monotonic() - start:.0f}s elapsed)")
-                spec = guest.GuestSpec(variant=variant, script=sc.script,
-                                       memory_gb=sc.memory_gb, pmem_gb=sc.pmem_gb,
-                                       icount=(mode == "icount"),
-                                       env=resolve_env(sc.env, variant),
-                                       append=list(sc.append), timeout=3600)
-                res = guest.boot_and_run(spec)
-                if not res.ok:
-                    raise LabError(f"bench {sc.name} on {variant} failed: "
-                                   + "; ".join(res.problems()) + f" (log {res.log})")
-                xs = sc.samples(res.console)
-                if not xs:
-                    raise LabError(f"bench {sc.name} on {variant}: no timing found "
-                                   f"(log {res.log})")
+                xs, fb, release, log = _measure(sc, variant, mode)
                 samples[sc.name][variant] += xs
-                fb = sc.first_bind_us(res.console)
                 if fb is not None:
                     first[sc.name][variant].append(fb)
-                kernels[variant] = _kernel_release(res.log)
-                logs[sc.name].append(str(res.log))
+                kernels[variant] = release
+                logs[sc.name].append(log)
     result = {
-        "mode": mode, "quick": quick, "rounds": rounds,
+        "mode": mode, "label": MODE_LABELS[mode], "quick": quick, "rounds": rounds,
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "elapsed_s": round(time.monotonic() - start),
         "host_cpu": host_cpu(), "host": platform.node(),
         "kernels": kernels,
+        "timing": "memmap_init_zone_device(): ktime_get_ns() around the function "
+                  "(lab patch 0001, in base and patched); hugetlb: "
+                  "perf_counter_ns() around the write() to nr_hugepages",
         "scenarios": {
             sc.name: {
-                "metric": sc.metric, "unit": "us", "pmem_gb": sc.pmem_gb,
-                "env": sc.env, "append": sc.append,
+                "metric": sc.metric, "unit": "us", "memory_gb": sc.scenario.memory_gb,
+                "pmem_gb": sc.scenario.pmem_gb,
+                "env": sc.scenario.env, "append": sc.scenario.append,
                 "samples": samples[sc.name], "first_bind_us": first[sc.name],
-                "stats": {v: (asdict(s) if s else None)
-                          for v, s in summarize({sc.name: samples[sc.name]})[sc.name].items()},
+                "stats": _stats(samples[sc.name]),
+                "first_bind_stats": _stats(first[sc.name]) if sc.rebinds else None,
                 "logs": logs[sc.name],
             } for sc in chosen},
     }
-    if mode == "icount":
-        result["repeatability"] = repeatability(samples, rounds)
+    unrepeatable: list[str] = []
+    if mode == "icount" and rounds >= 2:
+        result["repeatability"] = repeatability(
+            {**samples, **{f"{k} (first bind)": v for k, v in first.items() if any(v.values())}},
+            rounds)
+        unrepeatable = unrepeatable_rows(result["repeatability"])
+        result["repeatable"] = not unrepeatable
     table = markdown(result)
-    if mode == "icount":
-        table += "\n" + "\n".join(f"- {k}: {v}" for k, v in result["repeatability"].items()) + "\n"
     # latest.* is the last run; <mode>[-quick].* keeps the last of each kind.
     outdir = paths.RESULTS / (mode + ("-quick" if quick else ""))
     outdir.mkdir(parents=True, exist_ok=True)
@@ -209,8 +242,17 @@ def run(mode: str = "icount", quick: bool = False, rounds: int | None = None,
         stem.with_suffix(".md").write_text(table)
     print(table)
     write_plots(outdir / "bench.json", outdir)
-    say(f"results: {outdir}/bench.md (also results/latest.md), plots in {outdir}")
+    say(f"results: {outdir}/bench.md (also results/latest.md), plots in {outdir}; "
+        f"bench took {time.monotonic() - start:.0f}s")
+    if unrepeatable:
+        raise LabError("icount results are not repeatable within "
+                       f"{100 * REPEATABLE:.0f}%: " + ", ".join(unrepeatable))
     return 0
+
+
+def _stats(by_variant: dict[str, list[float]]) -> dict[str, dict | None]:
+    return {v: (asdict(st) if st else None)
+            for v, st in summarize({"_": by_variant})["_"].items()}
 
 
 def write_plots(result_json: Path, outdir: Path) -> list[Path]:
@@ -225,9 +267,10 @@ def write_plots(result_json: Path, outdir: Path) -> list[Path]:
     return [Path(p) for p in res.stdout.split()]
 
 
-def repeatability(samples: dict[str, dict[str, list[float]]], rounds: int) -> dict[str, str]:
-    """Under -icount the rounds should agree: the largest relative spread of
-    a variant's per-round medians."""
+def repeatability(samples: dict[str, dict[str, list[float]]],
+                  rounds: int) -> dict[str, dict]:
+    """Per row and variant: the median of each round (one boot each) and
+    their largest relative spread, (max - min) / min."""
     out = {}
     for name, by_variant in samples.items():
         for variant, xs in by_variant.items():
@@ -236,9 +279,14 @@ def repeatability(samples: dict[str, dict[str, list[float]]], rounds: int) -> di
             per = len(xs) // rounds
             medians = [statistics.median(xs[i * per:(i + 1) * per]) for i in range(rounds)]
             spread = (max(medians) - min(medians)) / min(medians) if min(medians) else 0.0
-            out[f"{name}/{variant}"] = (f"round medians {', '.join(f'{m:.1f}' for m in medians)} us, "
-                                        f"spread {100 * spread:.2f}%")
+            out[f"{name}/{variant}"] = {"round_medians": medians, "spread": spread}
     return out
+
+
+def unrepeatable_rows(rep: dict[str, dict]) -> list[str]:
+    """Rows whose rounds disagree by more than REPEATABLE."""
+    return [f"{k} spread {100 * r['spread']:.2f}%" for k, r in rep.items()
+            if r["spread"] > REPEATABLE]
 
 
 def _image(variant: str) -> Path:

@@ -1,11 +1,13 @@
 """Guest scenarios as the test suite runs them: what to boot, what to assert.
 
 Each scenario names its guest script (scenarios/NAME.sh), the machine it
-needs, and a check that turns the parsed console into a list of problems.
+needs, and a check that turns the parsed console (and the environment the
+script ran with) into a list of problems. The bench runs the same scenarios,
+resized, and applies the same checks to every run it measures.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from . import guest, paths
@@ -21,10 +23,11 @@ def _int(value: str | None) -> int | None:
         return None
 
 
-def check_rebinds(con: Console, rebinds: int) -> list[str]:
+def check_rebinds(con: Console, env: dict[str, str]) -> list[str]:
     """fsdax/devdax rebind protocol: one memmap init per bind, every one over
     the pfn device's data pages, and the data intact."""
     problems = []
+    rebinds = int(env["REBINDS"])
     if con.result("done") != "1":
         problems.append("scenario did not report done=1")
     binds = 1 + rebinds
@@ -47,9 +50,11 @@ def check_rebinds(con: Console, rebinds: int) -> list[str]:
     return problems
 
 
-def check_device_private(con: Console, loads: int) -> list[str]:
-    """test_hmm: every load memremaps two 256 MB DEVICE_PRIVATE chunks."""
+def check_device_private(con: Console, env: dict[str, str]) -> list[str]:
+    """test_hmm: every load memremaps one CHUNK_MB DEVICE_PRIVATE chunk per
+    device."""
     problems = []
+    loads = int(env["LOADS"])
     if con.result("done") != "1":
         problems.append("scenario did not report done=1")
     chunk = _int(con.result("chunk_bytes"))
@@ -58,8 +63,9 @@ def check_device_private(con: Console, loads: int) -> list[str]:
     if len(inits) != loads * devices:
         problems.append(f"expected {loads * devices} memmap_init_zone_device() calls "
                         f"({loads} loads x {devices} devices), saw {len(inits)}")
-    if chunk is None:
-        problems.append("scenario did not report the chunk size")
+    if chunk is None or chunk != int(env.get("CHUNK_MB", "256")) << 20:
+        problems.append(f"scenario reported chunk size {chunk}, asked for "
+                        f"{env.get('CHUNK_MB', '256')} MB")
     else:
         wrong = [i.pages for i in inits if i.pages != chunk // PAGE_SIZE]
         if wrong:
@@ -67,12 +73,15 @@ def check_device_private(con: Console, loads: int) -> list[str]:
     return problems
 
 
-def check_zeroing(con: Console) -> list[str]:
+def check_zeroing(con: Console, env: dict[str, str]) -> list[str]:
     """init_on_alloc hugetlb + THP: everything handed out reads zero."""
     problems = []
     if con.result("done") != "1":
         problems.append("scenario did not report done=1")
-    if con.result("hugepages") != con.result("hugepages_requested"):
+    if not con.result("hugetlb_alloc_ns"):
+        problems.append("scenario did not report the allocation time")
+    if not con.result("hugepages") or \
+            con.result("hugepages") != con.result("hugepages_requested"):
         problems.append(f"got {con.result('hugepages')} of "
                         f"{con.result('hugepages_requested')} hugetlb pages")
     if con.result("file_first_nonzero") != "-1":
@@ -93,7 +102,7 @@ class Scenario:
     pmem_gb: int = 0
     env: dict[str, str] = field(default_factory=dict)
     append: list[str] = field(default_factory=list)   # kernel command line
-    check: Callable[[Console], list[str]] = lambda con: []
+    check: Callable[[Console, dict[str, str]], list[str]] = lambda con, env: []
     # A runner self-test: the run must fail with this kind of console report.
     expect_failure: str | None = None
     # Configs the test suite runs it on.
@@ -104,6 +113,14 @@ class Scenario:
                                memory_gb=self.memory_gb, pmem_gb=self.pmem_gb,
                                icount=icount, env=resolve_env(self.env, variant, config),
                                append=list(self.append))
+
+    def problems(self, con: Console) -> list[str]:
+        return self.check(con, self.env)
+
+    def sized(self, memory_gb: int, pmem_gb: int = 0, **env: str) -> "Scenario":
+        """The same scenario on another machine size and parameters."""
+        return replace(self, memory_gb=memory_gb, pmem_gb=pmem_gb,
+                       env={**self.env, **env})
 
 
 def resolve_env(env: dict[str, str], variant: str, config: str = "lab") -> dict[str, str]:
@@ -117,11 +134,6 @@ def resolve_env(env: dict[str, str], variant: str, config: str = "lab") -> dict[
 REBINDS = 3
 LOADS = 3
 
-
-def _rebinds(con: Console) -> list[str]:
-    return check_rebinds(con, REBINDS)
-
-
 SCENARIOS: dict[str, Scenario] = {
     s.name: s for s in [
         Scenario(
@@ -130,39 +142,39 @@ SCENARIOS: dict[str, Scenario] = {
             description="fsdax map=dev (memmap on the device, altmap) on a 4 GB "
                         f"legacy pmem region, {REBINDS} unbind/bind, data checksummed",
             memory_gb=5, pmem_gb=4, env={"REBINDS": str(REBINDS), "MAP": "dev"},
-            check=_rebinds, configs=("lab", "debug")),
+            check=check_rebinds, configs=("lab", "debug")),
         Scenario(
             name="fsdax-mem",
             script="fsdax-rebind",
             description=f"fsdax map=mem (memmap in RAM), {REBINDS} unbind/bind",
             memory_gb=5, pmem_gb=4, env={"REBINDS": str(REBINDS), "MAP": "mem"},
-            check=_rebinds),
+            check=check_rebinds),
         Scenario(
             name="devdax-4k",
             script="devdax-rebind",
             description=f"devdax align=4K (order-0 pages), {REBINDS} rebinds of dax_pmem",
             memory_gb=5, pmem_gb=4, env={"REBINDS": str(REBINDS), "ALIGN": "4K"},
-            check=_rebinds),
+            check=check_rebinds),
         Scenario(
             name="devdax-2m",
             script="devdax-rebind",
             description=f"devdax align=2M (compound pages), {REBINDS} rebinds of dax_pmem",
             memory_gb=5, pmem_gb=4, env={"REBINDS": str(REBINDS), "ALIGN": "2M"},
-            check=_rebinds, configs=("lab", "debug")),
+            check=check_rebinds, configs=("lab", "debug")),
         Scenario(
             name="devdax-1g",
             script="devdax-rebind",
             description=f"devdax align=1G (1 GB compound pages), {REBINDS} rebinds",
             memory_gb=5, pmem_gb=4,
             env={"REBINDS": str(REBINDS), "ALIGN": "1G"},
-            check=_rebinds),
+            check=check_rebinds),
         Scenario(
             name="device-private",
             script="device-private",
             description=f"DEVICE_PRIVATE: test_hmm load/unload x{LOADS} "
                         "(2 x 256 MB memremap_pages each)",
             memory_gb=3, env={"LOADS": str(LOADS), "MODULE": "@out/lib/test_hmm.ko"},
-            check=lambda con: check_device_private(con, LOADS),
+            check=check_device_private,
             configs=("lab", "debug")),
         Scenario(
             name="hugetlb-init-on-alloc",

@@ -109,7 +109,7 @@ def guest_verdict(sc: scenarios.Scenario, result: guest.GuestResult) -> list[str
             return [f"expected a {sc.expect_failure} report on the console, "
                     f"saw {kinds or 'none'}"]
         return []
-    return result.problems() + sc.check(result.console)
+    return result.problems() + sc.problems(result.console)
 
 
 def run_guest(config: str) -> Step:

@@ -25,7 +25,7 @@ def test_fsdax_rebind_log_passes_the_rebind_checks():
     con = console.parse(read("guest-fsdax-rebind.log"))
     assert con.failures == []
     assert len(con.memmap_inits) == 4         # bind + 3 rebinds
-    assert check_rebinds(con, 3) == []
+    assert check_rebinds(con, {"REBINDS": "3"}) == []
     assert all(i.ns > 0 for i in con.memmap_inits)
 
 
@@ -34,7 +34,7 @@ def test_rebind_check_reports_wrong_count_pages_and_checksum():
     con.memmap_inits = con.memmap_inits[:2]
     con.memmap_inits[1] = console.MemmapInit(pages=123, ns=1)
     con.results.append({"checksum_after": "0" * 64})
-    problems = " | ".join(check_rebinds(con, 3))
+    problems = " | ".join(check_rebinds(con, {"REBINDS": "3"}))
     assert "expected 4 memmap_init_zone_device() calls" in problems
     assert "[123] pages" in problems
     assert "checksum" in problems
@@ -69,6 +69,6 @@ def test_zeroing_log_passes_and_a_dirty_page_fails():
     from memlab.scenarios import check_zeroing
     con = console.parse(read("guest-hugetlb-zero.log"))
     assert con.failures == []
-    assert check_zeroing(con) == []
+    assert check_zeroing(con, {}) == []
     con.results.append({"file_first_nonzero": "4096"})
-    assert any("not zero at byte 4096" in p for p in check_zeroing(con))
+    assert any("not zero at byte 4096" in p for p in check_zeroing(con, {}))

@@ -7,11 +7,12 @@ set -eu
 HUGEPAGES=${HUGEPAGES:-512}
 THP_MIB=${THP_MIB:-64}
 CHECK_MIB=${CHECK_MIB:-0}   # hugetlb MiB to check for zeros; 0: all of it
+DIRTY_MIB=${DIRTY_MIB:-$((HUGEPAGES * 2))}   # memory dirtied (and freed) first
 need python3
 grep -qw init_on_alloc=1 /proc/cmdline || fail "booted without init_on_alloc=1"
 zc() { python3 "$(dirname "$0")/zerocheck.py" "$@"; }
 
-zc dirty "$((HUGEPAGES * 2))" || fail "dirtying memory"
+zc dirty "$DIRTY_MIB" || fail "dirtying memory"
 quiesce
 zc alloc "$HUGEPAGES" || fail "allocating hugetlb pages"
 got=$(cat /proc/sys/vm/nr_hugepages)

@@ -6,7 +6,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 LOADS=${LOADS:-3}
-CHUNK_MB=${CHUNK_MB:-256}
+: "${CHUNK_MB:?CHUNK_MB must give the chunk size in MB}"
 : "${MODULE:?MODULE must name the built test_hmm.ko}"
 need insmod
 need rmmod

@@ -18,9 +18,9 @@ enable_memmap_debug() {
 quiesce() {
 	if command -v udevadm >/dev/null 2>&1; then
 		udevadm settle --timeout=30 || true
-		udevadm control --exit 2>/dev/null || true
+		udevadm control --exit 2>/dev/null && say quiesced=udev && return
 	fi
-	say quiesced=udev
+	say quiesced=none
 }
 
 # Wait until the kernel has written the new message(s) to the console.

@@ -36,23 +36,22 @@ class BenchScenario:
     name: str
     scenario: Scenario
     metric: str            # what one sample is
-
-    @property
-    def rebinds(self) -> bool:
-        return self.name in ("fsdax-rebind", "devdax-rebind")
+    # Where a sample comes from: a script's `MEMLAB KEY=<ns>` result, or
+    # (None) each memmap_init_zone_device() line of the lab patch.
+    result_ns: str | None = None
+    # Rebind protocols: the first memmap init (the bind) is reported apart.
+    first_bind_apart: bool = False
 
     def samples(self, con: guest.console.Console) -> list[float]:
         """Microseconds per sample, from a parsed console."""
-        if self.name == "hugetlb-init-on-alloc":
-            ns = con.result("hugetlb_alloc_ns")
+        if self.result_ns:
+            ns = con.result(self.result_ns)
             return [int(ns) / 1000.0] if ns else []
-        inits = con.memmap_inits
-        if self.rebinds:
-            inits = inits[1:]          # the first bind is reported apart
+        inits = con.memmap_inits[1:] if self.first_bind_apart else con.memmap_inits
         return [i.us for i in inits]
 
     def first_bind_us(self, con: guest.console.Console) -> float | None:
-        if self.rebinds and con.memmap_inits:
+        if self.first_bind_apart and con.memmap_inits:
             return con.memmap_inits[0].us
         return None
 
@@ -73,10 +72,10 @@ def scenarios(quick: bool, pmem_gb: int | None) -> list[BenchScenario]:
     return [
         BenchScenario("fsdax-rebind", known["fsdax-dev"].sized(
             4, pmem, REBINDS=rebinds, DATA_MIB="4"),
-            f"memmap init per rebind, {pmem} GB fsdax map=dev"),
+            f"memmap init per rebind, {pmem} GB fsdax map=dev", first_bind_apart=True),
         BenchScenario("devdax-rebind", known["devdax-2m"].sized(
             4, pmem, REBINDS=rebinds, DATA_MIB="4"),
-            f"memmap init per rebind, {pmem} GB devdax align=2M"),
+            f"memmap init per rebind, {pmem} GB devdax align=2M", first_bind_apart=True),
         BenchScenario("device-private", known["device-private"].sized(
             3 + 2 * chunk_gb // 64, LOADS="3" if quick else "10",
             CHUNK_MB=str(chunk_gb * 1024)),
@@ -84,7 +83,8 @@ def scenarios(quick: bool, pmem_gb: int | None) -> list[BenchScenario]:
         BenchScenario("hugetlb-init-on-alloc", known["hugetlb-init-on-alloc"].sized(
             3 + hugepages * 2 // 1024, HUGEPAGES=str(hugepages), THP_MIB="16",
             CHECK_MIB="256", DIRTY_MIB="1024"),
-            f"allocate {hugepages} x 2 MB hugetlb, init_on_alloc=1"),
+            f"allocate {hugepages} x 2 MB hugetlb, init_on_alloc=1",
+            result_ns="hugetlb_alloc_ns"),
     ]
 
 
@@ -103,9 +103,10 @@ class Stats:
         return Stats(len(xs), statistics.median(xs), statistics.fmean(xs), min(xs), max(xs))
 
 
-def summarize(samples: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, Stats | None]]:
-    return {sc: {v: Stats.of(xs) for v, xs in by_variant.items()}
-            for sc, by_variant in samples.items()}
+def variant_stats(by_variant: dict[str, list[float]]) -> dict[str, dict | None]:
+    """Stats of each variant's samples, as JSON-ready dicts."""
+    return {v: (asdict(st) if (st := Stats.of(xs)) else None)
+            for v, xs in by_variant.items()}
 
 
 TIMING = ("memmap_init_zone_device(): ktime_get_ns() around the function, printed by "
@@ -161,9 +162,9 @@ def markdown(result: dict) -> str:
 
 
 def default_mode() -> str:
-    """kvm where a probe boot proves it works, else deterministic icount."""
-    image = _image("base")
-    return "kvm" if image.exists() and guest.kvm_usable(image) else "icount"
+    """kvm where a probe boot of the built base kernel proves it works,
+    else deterministic icount."""
+    return "kvm" if guest.kvm_usable(_image("base")) else "icount"
 
 
 def measure(sc: BenchScenario, variant: str, mode: str) -> tuple[list[float], float | None, str, str]:
@@ -181,10 +182,8 @@ def measure(sc: BenchScenario, variant: str, mode: str) -> tuple[list[float], fl
     return xs, sc.first_bind_us(res.console), _kernel_release(res.log), str(res.log)
 
 
-def run(mode: str = "icount", quick: bool = False, rounds: int | None = None,
+def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
         only: list[str] | None = None, pmem_gb: int | None = None) -> int:
-    if mode == "kvm" and not guest.kvm_usable(_image("base")):
-        raise LabError("--mode kvm: the KVM probe boot failed on this host")
     if not kernel_tree.has_tree():
         kernel_tree.source()
     chosen = scenarios(quick, pmem_gb)
@@ -196,6 +195,10 @@ def run(mode: str = "icount", quick: bool = False, rounds: int | None = None,
         chosen = [s for s in chosen if s.name in only]
     for variant in ("base", "patched"):
         build.build(variant, "lab")
+    # The KVM probe boots the base kernel: only now is there one to boot.
+    mode = mode or default_mode()
+    if mode == "kvm" and not guest.kvm_usable(_image("base")):
+        raise LabError("--mode kvm: the KVM probe boot failed on this host")
     # icount is deterministic: one round per kernel, a second to prove it.
     rounds = rounds or (2 if mode == "icount" else 5)
     samples: dict[str, dict[str, list[float]]] = {}
@@ -230,8 +233,9 @@ def run(mode: str = "icount", quick: bool = False, rounds: int | None = None,
                 "pmem_gb": sc.scenario.pmem_gb,
                 "env": sc.scenario.env, "append": sc.scenario.append,
                 "samples": samples[sc.name], "first_bind_us": first[sc.name],
-                "stats": _stats(samples[sc.name]),
-                "first_bind_stats": _stats(first[sc.name]) if sc.rebinds else None,
+                "stats": variant_stats(samples[sc.name]),
+                "first_bind_stats": variant_stats(first[sc.name]) if sc.first_bind_apart
+                else None,
                 "logs": logs[sc.name],
             } for sc in chosen},
     }
@@ -257,11 +261,6 @@ def run(mode: str = "icount", quick: bool = False, rounds: int | None = None,
         raise LabError("icount results are not repeatable within "
                        f"{100 * REPEATABLE:.0f}%: " + ", ".join(unrepeatable))
     return 0
-
-
-def _stats(by_variant: dict[str, list[float]]) -> dict[str, dict | None]:
-    return {v: (asdict(st) if st else None)
-            for v, st in summarize({"_": by_variant})["_"].items()}
 
 
 def write_plots(result_json: Path, outdir: Path) -> list[Path]:

@@ -61,8 +61,7 @@ def _bench(args: argparse.Namespace) -> int:
         from . import native
         return native.run(device_gb=args.device_gb)
     from . import bench
-    mode = args.mode or bench.default_mode()
-    return bench.run(mode=mode, quick=args.quick, rounds=args.rounds,
+    return bench.run(mode=args.mode, quick=args.quick, rounds=args.rounds,
                      only=args.scenario, pmem_gb=args.pmem)
 
 

@@ -63,9 +63,9 @@ def check_device_private(con: Console, env: dict[str, str]) -> list[str]:
     if len(inits) != loads * devices:
         problems.append(f"expected {loads * devices} memmap_init_zone_device() calls "
                         f"({loads} loads x {devices} devices), saw {len(inits)}")
-    if chunk is None or chunk != int(env.get("CHUNK_MB", "256")) << 20:
+    if chunk is None or chunk != int(env["CHUNK_MB"]) << 20:
         problems.append(f"scenario reported chunk size {chunk}, asked for "
-                        f"{env.get('CHUNK_MB', '256')} MB")
+                        f"{env['CHUNK_MB']} MB")
     else:
         wrong = [i.pages for i in inits if i.pages != chunk // PAGE_SIZE]
         if wrong:
@@ -173,7 +173,8 @@ SCENARIOS: dict[str, Scenario] = {
             script="device-private",
             description=f"DEVICE_PRIVATE: test_hmm load/unload x{LOADS} "
                         "(2 x 256 MB memremap_pages each)",
-            memory_gb=3, env={"LOADS": str(LOADS), "MODULE": "@out/lib/test_hmm.ko"},
+            memory_gb=3, env={"LOADS": str(LOADS), "CHUNK_MB": "256",
+                              "MODULE": "@out/lib/test_hmm.ko"},
             check=check_device_private,
             configs=("lab", "debug")),
         Scenario(

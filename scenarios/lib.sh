@@ -5,10 +5,10 @@ say() { echo "MEMLAB $*"; }
 fail() { echo "MEMLAB error=$(echo "$*" | tr ' ' '_')"; echo "scenario failed: $*" >&2; exit 1; }
 need() { command -v "$1" >/dev/null 2>&1 || fail "guest lacks tool $1 (install it on the host)"; }
 
-# Print memmap_init_zone_device()'s timing line (lab patch) on the console.
+# Print the lab patch's memmap_init_zone_device() timing line on the console.
 enable_memmap_debug() {
-	echo 'func memmap_init_zone_device +p' > /proc/dynamic_debug/control ||
-		fail "cannot enable dynamic debug for memmap_init_zone_device"
+	echo 'func memmap_init_report +p' > /proc/dynamic_debug/control ||
+		fail "cannot enable dynamic debug for memmap_init_report (lab patch)"
 }
 
 # Stop udevd before timed work. Under -icount the guest has one vCPU, and

@@ -109,12 +109,12 @@ def variant_stats(by_variant: dict[str, list[float]]) -> dict[str, dict | None]:
             for v, xs in by_variant.items()}
 
 
-TIMING = ("memmap_init_zone_device(): ktime_get_ns() around the function, printed by "
-          "lab patch 0001 in base and patched alike; hugetlb: the guest's "
+TIMING = ("memmap_init_zone_device(): ktime_get_ns() around its call in pagemap_range(), "
+          "printed by lab patch 0001 in base and patched alike; hugetlb: the guest's "
           "perf_counter_ns() around its one write() to nr_hugepages; udevd stopped "
           "before the timed work")
 
-# Under -icount two boots of one kernel must agree within this (issue #5).
+# Under -icount two boots of one kernel must agree within this.
 REPEATABLE = 0.01
 MODE_LABELS = {"icount": "emulated: QEMU TCG -icount shift=0, guest time = instructions",
                "wall": "emulated: QEMU TCG wall clock", "kvm": "KVM, real time"}

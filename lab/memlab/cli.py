@@ -116,9 +116,10 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("test", help="the project's tests: pytest, build, KUnit, guest scenarios")
     s.add_argument("--quick", action="store_true", help="pytest and checkpatch only")
     s.add_argument("--skip", action="append",
-                   choices=["pytest", "checkpatch", "build", "kunit", "guest", "debug",
-                            "highmem", "arm64"],
-                   help="leave out a step (repeatable); 'debug': the KASAN config, "
+                   choices=["pytest", "apply", "checkpatch", "build", "kunit", "guest",
+                            "debug", "highmem", "arm64"],
+                   help="leave out a step (repeatable); 'apply': the README's apply "
+                   "command on the pristine tree; 'debug': the KASAN config, "
                    "'highmem': the i386 compile test, 'arm64': KUnit on arm64")
     s.set_defaults(func=_test)
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,46 +104,108 @@ def memory_layout(spec: GuestSpec) -> tuple[int, list[str]]:
     return total, append
 
 
+KVM_PROBE_CACHE = paths.BUILD / "kvm-probe.json"
+# Bumped when what makes a verdict changes: older caches are not trusted.
+KVM_PROBE_FORMAT = 2
+KVM_PROBE_TIMEOUT = 90   # seconds; a TCG boot of the lab kernel takes ~10
+
+
 def kvm_usable(image: Path) -> bool:
     """Whether KVM really runs a guest: decided by a probe boot, cached.
 
     /dev/kvm can exist and still not run a normal guest (e.g. a PVM module
-    that hangs after the BIOS), so its presence proves nothing.
+    that hangs after the BIOS), so its presence proves nothing. Only a
+    verdict about KVM is cached; a probe that could not even start its tools
+    is an error (LabError), so that it cannot pass for "no KVM".
     """
     override = os.environ.get("MEMLAB_ACCEL")
     if override in ("kvm", "tcg"):
         return override == "kvm"
-    cache = paths.BUILD / "kvm-probe.json"
-    if cache.exists():
-        return bool(json.loads(cache.read_text())["kvm"])
+    cached = _cached_kvm_verdict()
+    if cached is not None:
+        return cached
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
-        ok = False
+        ok, evidence = False, "no usable /dev/kvm"
     else:
-        ok = _probe_kvm(image)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps({"kvm": ok, "date": time.ctime()}))
-    say(f"KVM probe boot: {'KVM works' if ok else 'KVM unusable, using TCG'}")
+        ok, evidence = _probe_kvm(image)
+    KVM_PROBE_CACHE.parent.mkdir(parents=True, exist_ok=True)
+    KVM_PROBE_CACHE.write_text(json.dumps({"format": KVM_PROBE_FORMAT, "kvm": ok,
+                                           "evidence": evidence, "date": time.ctime()}))
+    say(f"KVM probe: {'KVM works' if ok else 'KVM unusable, using TCG'} ({evidence})")
     return ok
 
 
-def _probe_kvm(image: Path) -> bool:
-    """Boot the lab's kernel under KVM with a trivial command; a guest that
-    hangs (e.g. after the BIOS) or fails means no KVM."""
-    cmd = [deps.vng_path(), "--run", str(image), "--force-9p", "--memory", "1G",
+def _cached_kvm_verdict() -> bool | None:
+    try:
+        data = json.loads(KVM_PROBE_CACHE.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != KVM_PROBE_FORMAT:
+        return None
+    return bool(data.get("kvm"))
+
+
+# QEMU's own complaints about KVM: a verdict, unlike a tool that is missing.
+_QEMU_KVM_ERROR = re.compile(r"(could not access kvm|failed to initialize kvm|"
+                             r"kvm_init|/dev/kvm|kvm: )", re.I)
+
+
+def classify_kvm_probe(log_text: str, exit_code: int | None) -> tuple[bool, str]:
+    """The probe's verdict from its console log and exit code (None: it hung
+    and was killed). Raises LabError when the log shows no KVM guest was
+    even attempted (the tools did not start): that is not a verdict."""
+    if "MEMLAB kvm_probe=42" in log_text:   # computed in the guest
+        return True, "probe guest ran under KVM"
+    if "Linux version" in log_text:
+        return False, "guest kernel started under KVM but did not finish"
+    if exit_code is None:
+        return False, f"guest hung under KVM for {KVM_PROBE_TIMEOUT}s before its kernel"
+    if _QEMU_KVM_ERROR.search(log_text):
+        return False, "QEMU could not use KVM"
+    raise LabError(f"the KVM probe boot did not start a guest (exit {exit_code}); "
+                   "this is a tool problem, not a verdict about KVM. Last lines:\n"
+                   + "\n".join(log_text.splitlines()[-15:]))
+
+
+def _probe_kvm(image: Path) -> tuple[bool, str]:
+    """Boot the lab's kernel under KVM with a trivial command."""
+    require_guest_tools()
+    cmd = [*vng_base_command(image), "--verbose", "--memory", "1G",
            "--disable-microvm", "--exec", "echo MEMLAB kvm_probe=$((6 * 7))"]
     log = paths.LOGS / "kvm-probe.log"
+    log.unlink(missing_ok=True)
     try:
-        run_logged(cmd, log, "KVM probe boot", timeout=90, check=False)
+        rc: int | None = run_logged(cmd, log, "KVM probe boot", timeout=KVM_PROBE_TIMEOUT,
+                                    env=deps.venv_env(), check=False)
     except LabError:
-        return False
-    # The log also holds the command line: look for the computed value.
-    return "MEMLAB kvm_probe=42" in log.read_text(errors="replace")
+        rc = None   # timed out
+    return classify_kvm_probe(log.read_text(errors="replace"), rc)
+
+
+def vng_base_command(image: Path) -> list[str]:
+    """virtme-ng from the lab's venv on the kernel image. Its helpers
+    (virtme-run, virtme-ng-init) must come from the same venv, so every
+    caller runs it with deps.venv_env()."""
+    return [deps.vng_path(), "--run", str(image), "--force-9p"]
+
+
+def require_guest_tools() -> None:
+    """The venv's virtme-ng commands and QEMU, or a clear error."""
+    deps.ensure("guest")
+    missing = [tool for tool in ("vng", "virtme-run")
+               if not (paths.VENV / "bin" / tool).exists()]
+    if missing:
+        raise LabError(f"{', '.join(missing)} missing from {paths.VENV / 'bin'}: "
+                       f"remove {paths.VENV} and run again to reinstall virtme-ng")
+    if not shutil.which("qemu-system-x86_64"):
+        raise LabError("qemu-system-x86_64 is not installed (Debian package "
+                       "qemu-system-x86)")
 
 
 def vng_command(spec: GuestSpec, image: Path, use_kvm: bool) -> list[str]:
     mem_gb, append = memory_layout(spec)
     script = script_path(spec.script)
-    cmd = [deps.vng_path(), "--run", str(image), "--force-9p", "--verbose",
+    cmd = [*vng_base_command(image), "--verbose",
            "--memory", f"{mem_gb}G", "--cpus", str(1 if spec.icount else spec.cpus),
            "--cwd", str(paths.REPO)]
     if not use_kvm:
@@ -157,7 +221,7 @@ def vng_command(spec: GuestSpec, image: Path, use_kvm: bool) -> list[str]:
 
 
 def boot_and_run(spec: GuestSpec, failure_expected: bool = False) -> GuestResult:
-    deps.ensure("guest")
+    require_guest_tools()
     _, image_rel, _ = ARCHES[spec.arch]
     image = paths.out_dir(spec.arch, spec.variant, spec.config) / image_rel
     if not image.exists():
@@ -172,7 +236,7 @@ def boot_and_run(spec: GuestSpec, failure_expected: bool = False) -> GuestResult
     start = time.monotonic()
     try:
         rc = run_logged(cmd, log, f"guest {name} ({spec.variant}, {accel})",
-                        timeout=spec.timeout, check=False)
+                        timeout=spec.timeout, env=deps.venv_env(), check=False)
     except LabError as e:
         raise LabError(f"{e}\n(console log: {log})") from None
     seconds = time.monotonic() - start

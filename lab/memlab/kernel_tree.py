@@ -1,8 +1,13 @@
-"""The kernel git work tree: pristine base, lab patches, product series.
+"""The kernel git work tree: pristine base, product series, lab patches.
 
-build/linux history:   base (tag) -> lab patches -> lab (tag) -> product series
-The "base" variant is built from tag `lab`, the "patched" variant from HEAD
-of build/linux, so both carry the same measurement aids.
+build/linux, branch memlab:  base (tag) -> product series (branch product)
+                             -> lab patches
+tag lab:                     base -> the same lab patches
+
+The product series applies to the pristine tree on its own; the lab's
+measurement aids go on top of each variant. The "patched" variant is built
+from branch memlab, the "base" variant from tag lab (remade from memlab's
+lab commits whenever they change), so both are measured the same way.
 """
 from __future__ import annotations
 
@@ -85,37 +90,108 @@ def drop_debian_ignore_all(gitignore: Path) -> None:
         gitignore.write_text("\n".join(kept) + "\n")
 
 
-def apply(series: Series) -> None:
+def apply(series: Series, cwd: Path = paths.KERNEL_TREE) -> None:
     """`git am` each patch; on failure name the patch, file and hunk."""
-    for patch in series.patches():
-        res = subprocess.run(["git", "am", "-q", str(patch)], cwd=paths.KERNEL_TREE,
+    try:
+        patches = series.patches()
+    except FileNotFoundError as e:
+        raise LabError(str(e)) from None
+    for patch in patches:
+        res = subprocess.run(["git", "am", "-q", str(patch)], cwd=cwd,
                              capture_output=True, text=True,
                              env=dict(os.environ, **IDENTITY))
         if res.returncode != 0:
             out = res.stdout + res.stderr
-            git("am", "--abort", check=False)
+            git("am", "--abort", cwd=cwd, check=False)
             failure = parse_am_failure(patch, out)
             raise LabError(f"patch does not apply: {failure.describe()}\n{out.strip()}")
         say(f"applied {patch.relative_to(paths.REPO)}")
 
 
 def rebuild_from_patches() -> None:
-    """Reset the work tree to base and apply lab + product series."""
+    """Reset the work tree to base; apply the product series, then the lab's."""
     git("am", "--abort", check=False)
-    git("checkout", "-q", "-B", "memlab", paths.TAG_BASE)
+    git("checkout", "-q", "-f", "-B", paths.WORK_BRANCH, paths.TAG_BASE)
     git("reset", "-q", "--hard", paths.TAG_BASE)
     git("clean", "-q", "-fdx")
-    apply(lab_series())
-    git("tag", "-f", paths.TAG_LAB)
     apply(product_series())
+    git("branch", "-f", paths.PRODUCT_BRANCH, "HEAD")
+    apply(lab_series())
+    refresh_lab_tag()
 
 
-def source(force: bool = False) -> None:
+def check_layout() -> None:
+    """Branch memlab must be branch product plus the lab commits."""
+    have = git("branch", "--list", paths.PRODUCT_BRANCH, paths.WORK_BRANCH,
+               "--format=%(refname:short)").split()
+    if sorted(have) != sorted([paths.PRODUCT_BRANCH, paths.WORK_BRANCH]):
+        raise LabError(f"build/linux lacks branch {paths.PRODUCT_BRANCH!r} or "
+                       f"{paths.WORK_BRANCH!r} (made by an older memlab?): run "
+                       "`memlab source --force` (after exporting any work)")
+    for older, newer in ((paths.TAG_BASE, paths.PRODUCT_BRANCH),
+                         (paths.PRODUCT_BRANCH, paths.WORK_BRANCH)):
+        res = subprocess.run(["git", "merge-base", "--is-ancestor", older, newer],
+                             cwd=paths.KERNEL_TREE)
+        if res.returncode != 0:
+            raise LabError(
+                f"build/linux: {older} is not an ancestor of branch {newer}. "
+                "The lab commits go on top of the product series: rebase with "
+                f"`git rebase -i --update-refs {paths.TAG_BASE}` on branch "
+                f"{paths.WORK_BRANCH}, or `git rebase --onto "
+                f"{paths.PRODUCT_BRANCH} <old product> {paths.WORK_BRANCH}`")
+
+
+def _patch_ids(rev_range: str) -> list[str]:
+    """Stable patch ids of the commits in rev_range, oldest first."""
+    log = git("log", "--reverse", "-p", "--format=commit %H", rev_range)
+    res = subprocess.run(["git", "patch-id", "--stable"], input=log + "\n",
+                         capture_output=True, text=True, cwd=paths.KERNEL_TREE)
+    return [line.split()[0] for line in res.stdout.splitlines() if line.strip()]
+
+
+def refresh_lab_tag() -> None:
+    """Tag lab = base + memlab's lab commits; remade when they changed.
+
+    A lab patch must apply to the pristine tree and to the product series
+    alike: one that does not is named here."""
+    lab_range = f"{paths.PRODUCT_BRANCH}..{paths.WORK_BRANCH}"
+    wanted = _patch_ids(lab_range)
+    if git("tag", "--list", paths.TAG_LAB) == paths.TAG_LAB and \
+            _patch_ids(f"{paths.TAG_BASE}..{paths.TAG_LAB}") == wanted:
+        return
+    tree = _worktree(paths.VARIANT_TREES / "base")
+    git("cherry-pick", "--abort", cwd=tree, check=False)
+    git("checkout", "-q", "-f", "--detach", paths.TAG_BASE, cwd=tree)
+    for commit in git("rev-list", "--reverse", lab_range).split():
+        res = subprocess.run(["git", "cherry-pick", commit], cwd=tree,
+                             capture_output=True, text=True,
+                             env=dict(os.environ, **IDENTITY))
+        if res.returncode != 0:
+            git("cherry-pick", "--abort", cwd=tree, check=False)
+            subject = git("log", "-1", "--format=%s", commit)
+            raise LabError(f"lab patch {subject!r} does not apply to the pristine "
+                           f"base (lab patches must apply to base and to the "
+                           f"product series alike):\n{res.stdout}{res.stderr}")
+    git("tag", "-f", paths.TAG_LAB, "HEAD", cwd=tree)
+    say(f"tag {paths.TAG_LAB}: base + {len(wanted)} lab patches")
+
+
+def ensure_pristine() -> None:
+    """build/linux with at least the pristine commit (tag base)."""
     version = deps.ensure_kernel_source()
     if not has_tree():
         unpack(version)
-        rebuild_from_patches()
-    elif force:
+
+
+def is_unpatched() -> bool:
+    """Unpacked but never patched: nothing there to lose."""
+    return git("branch", "--list", paths.PRODUCT_BRANCH) == "" and \
+        git("rev-parse", "HEAD") == git("rev-parse", paths.TAG_BASE)
+
+
+def source(force: bool = False) -> None:
+    ensure_pristine()
+    if force or is_unpatched():
         rebuild_from_patches()
     else:
         differences = check_export()
@@ -127,6 +203,29 @@ def source(force: bool = False) -> None:
         say("build/linux already matches patches/")
     sync_variant_tree("base")
     say(f"kernel work tree: {paths.KERNEL_TREE} (HEAD {git('rev-parse', '--short', 'HEAD')})")
+
+
+def _worktree(tree: Path) -> Path:
+    """A detached git worktree of build/linux at tree (made at tag base
+    when missing)."""
+    if not (tree / ".git").exists():
+        tree.parent.mkdir(parents=True, exist_ok=True)
+        git("worktree", "prune")
+        run_logged(["git", "worktree", "add", "-f", "--detach", str(tree),
+                    paths.TAG_BASE],
+                   paths.LOGS / "source.log", f"checkout {tree.name} tree",
+                   cwd=paths.KERNEL_TREE)
+    return tree
+
+
+def pristine_tree() -> Path:
+    """A clean checkout of tag base, for applying the series as an
+    operator would."""
+    tree = _worktree(paths.PRISTINE_TREE)
+    git("am", "--abort", cwd=tree, check=False)
+    git("checkout", "-q", "-f", "--detach", paths.TAG_BASE, cwd=tree)
+    git("clean", "-q", "-fdx", cwd=tree)
+    return tree
 
 
 def variant_tree(variant: str) -> Path:
@@ -141,16 +240,16 @@ def variant_tree(variant: str) -> Path:
 def sync_variant_tree(variant: str) -> Path:
     """Check out the variant's commit; only changed files get new mtimes."""
     tree = variant_tree(variant)
+    check_layout()
     if variant == "patched":
+        branch = git("symbolic-ref", "--short", "-q", "HEAD", check=False)
+        if branch != paths.WORK_BRANCH:
+            raise LabError(f"build/linux has {branch or 'a detached HEAD'} checked "
+                           f"out; the patched variant builds branch "
+                           f"{paths.WORK_BRANCH} (product series + lab patches)")
         return tree
-    if not (tree / ".git").exists():
-        tree.parent.mkdir(parents=True, exist_ok=True)
-        git("worktree", "prune")
-        run_logged(["git", "worktree", "add", "-f", "--detach", str(tree), paths.TAG_LAB],
-                   paths.LOGS / "source.log", f"checkout {variant} tree",
-                   cwd=paths.KERNEL_TREE)
-    else:
-        git("checkout", "-q", "--detach", paths.TAG_LAB, cwd=tree)
+    refresh_lab_tag()
+    git("checkout", "-q", "--detach", paths.TAG_LAB, cwd=_worktree(tree))
     return tree
 
 
@@ -164,10 +263,12 @@ def _format_patches(rev_range: str, dest: Path) -> list[str]:
 
 
 def _export_to(dest_product: Path, dest_lab: Path) -> None:
-    lab_names = _format_patches(f"{paths.TAG_BASE}..{paths.TAG_LAB}", dest_lab)
+    check_layout()
+    lab_names = _format_patches(f"{paths.PRODUCT_BRANCH}..{paths.WORK_BRANCH}", dest_lab)
     write_series(dest_lab, lab_names,
-                 "Lab-only measurement aids, applied to base and patched alike")
-    names = _format_patches(f"{paths.TAG_LAB}..HEAD", dest_product)
+                 "Lab-only measurement aids, applied on top of base and of "
+                 "the product series alike")
+    names = _format_patches(f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}", dest_product)
     write_series(dest_product, names,
                  "The product series, in order (cover letter: " + COVER_LETTER + ")")
 
@@ -176,8 +277,9 @@ def _cover_letter(existing: Path) -> str | None:
     """The product cover letter refreshed from the work tree, if there is one."""
     if not existing.exists():
         return None
-    subjects = git("log", "--reverse", "--format=%s", f"{paths.TAG_LAB}..HEAD").splitlines()
-    diffstat = git("diff", "--stat", f"{paths.TAG_LAB}..HEAD")
+    product = f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}"
+    subjects = git("log", "--reverse", "--format=%s", product).splitlines()
+    diffstat = git("diff", "--stat", product)
     return refresh_cover_letter(existing.read_text(), subjects, diffstat)
 
 

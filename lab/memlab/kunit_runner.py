@@ -84,6 +84,8 @@ def run(config: str = "kunit", arch: str = "x86_64") -> KunitResult:
     log = paths.LOGS / f"kunit-{arch}-{config}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("")
+    # kunit.py makes only the last level of --build_dir.
+    out.parent.mkdir(parents=True, exist_ok=True)
     report = paths.LOGS / f"kunit-{arch}-{config}.json"
     report.unlink(missing_ok=True)
     cross = CROSS_COMPILE.get(arch, "")

@@ -18,15 +18,21 @@ SCENARIOS = REPO / "scenarios"      # guest scripts
 RESULTS = REPO / "results"
 
 BUILD = REPO / "build"              # git-ignored: everything generated
-KERNEL_TREE = BUILD / "linux"       # developers' work tree: base, lab, product
+KERNEL_TREE = BUILD / "linux"       # developers' work tree: base, product, lab
 VARIANT_TREES = BUILD / "trees"     # clean checkouts used for variant builds
+PRISTINE_TREE = VARIANT_TREES / "pristine"   # where the apply command is tried
 OUT = BUILD / "out"                 # O= build directories
 LOGS = BUILD / "logs"
 VENV = BUILD / "venv"               # virtme-ng lives here (PEP 668 safe)
 
-# Tags in the kernel work tree.
-TAG_BASE = "base"   # pristine Debian source
-TAG_LAB = "lab"     # base + lab patches: the "base" variant that is measured
+# Refs in the kernel work tree. Branch WORK_BRANCH is base, then the
+# product series (ending at branch PRODUCT_BRANCH), then the lab patches:
+# the "patched" variant. Tag TAG_LAB is base with the same lab patches: the
+# "base" variant. Both variants carry the same measurement aids.
+TAG_BASE = "base"               # pristine Debian source
+PRODUCT_BRANCH = "product"      # base + product series
+WORK_BRANCH = "memlab"          # product + lab patches (checked out)
+TAG_LAB = "lab"                 # base + lab patches
 
 
 def out_dir(arch: str, variant: str, config: str) -> Path:

@@ -7,6 +7,13 @@ from pathlib import Path
 
 COVER_LETTER = "0000-cover-letter.patch"
 
+# How an operator applies the product series to a git tree of the pristine
+# 6.12 source: the README gives this very line, and `memlab test` runs it
+# on a fresh checkout of tag base, with the placeholder replaced by this
+# checkout's location. --empty=drop skips the cover letter.
+CHECKOUT_PLACEHOLDER = "/path/to/memlab"
+APPLY_COMMAND = f"git am --empty=drop {CHECKOUT_PLACEHOLDER}/patches/0*.patch"
+
 
 @dataclass(frozen=True)
 class Series:
@@ -89,6 +96,34 @@ def parse_am_failure(patch: Path, output: str) -> AmFailure:
     if m:
         return AmFailure(patch.name, m.group("file"), None, None)
     return AmFailure(patch.name, None, None, None)
+
+
+def patch_subject(patch: Path) -> str:
+    """The subject of a format-patch file, unfolded, without "[PATCH ...]"."""
+    subject: list[str] = []
+    for raw in patch.read_text(errors="replace").splitlines():
+        if subject and raw[:1] in (" ", "\t"):
+            subject.append(raw.strip())
+        elif subject or not raw:
+            break
+        elif raw.startswith("Subject:"):
+            subject.append(raw[len("Subject:"):].strip())
+    return re.sub(r"^\[PATCH[^\]]*\]\s*", "", " ".join(subject))
+
+
+_FAILED_PATCH = re.compile(r"^Patch failed at \d+ (?P<subject>.*)$", re.M)
+
+
+def parse_am_run_failure(patches: list[Path], output: str) -> AmFailure:
+    """Where a `git am` over several patch files stopped: git names the
+    patch by its subject; find its file, then the file and hunk."""
+    m = _FAILED_PATCH.search(output)
+    if m:
+        for patch in patches:
+            if patch_subject(patch) == m.group("subject").strip():
+                return parse_am_failure(patch, output)
+        return AmFailure(m.group("subject").strip(), None, None, None)
+    return AmFailure("(unknown: git am named no patch)", None, None, None)
 
 
 def write_series(directory: Path, names: list[str], header: str) -> None:

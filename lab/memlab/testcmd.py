@@ -1,10 +1,13 @@
 """`memlab test`: the project's whole test suite, in the order a failure is
-cheapest to find: pytest (lab code), checkpatch (series), patched build,
-KUnit (kunit.py), guest scenarios (QEMU)."""
+cheapest to find: pytest (lab code), the README's apply command on the
+pristine tree, checkpatch (series), patched build, KUnit (kunit.py), guest
+scenarios (QEMU)."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -12,6 +15,8 @@ from dataclasses import dataclass, field
 
 from . import build, checkpatch, deps, guest, kernel_tree, kunit_runner, paths, scenarios
 from .runner import LabError, say
+from .series import (APPLY_COMMAND, CHECKOUT_PLACEHOLDER, parse_am_run_failure,
+                     patch_subject)
 
 
 @dataclass
@@ -59,6 +64,40 @@ def run_pytest() -> Step:
     return step
 
 
+def run_apply() -> Step:
+    """The README's apply command, as is, on a fresh checkout of the
+    pristine tree: every patch of patches/series must apply, in order."""
+    step = Step("apply")
+    tree = kernel_tree.pristine_tree()
+    try:
+        patches = kernel_tree.product_series().patches()
+    except FileNotFoundError as e:
+        raise LabError(str(e)) from None
+    command = APPLY_COMMAND.replace(CHECKOUT_PLACEHOLDER, shlex.quote(str(paths.REPO)))
+    res = subprocess.run(["sh", "-c", command], cwd=tree, capture_output=True,
+                         text=True, env=dict(os.environ, **kernel_tree.IDENTITY))
+    if res.returncode != 0:
+        failure = parse_am_run_failure(patches, res.stdout + res.stderr)
+        kernel_tree.git("am", "--abort", cwd=tree, check=False)
+        step.failed = 1
+        step.notes.append(f"`{APPLY_COMMAND}` on tag {paths.TAG_BASE} stops at "
+                          f"{failure.describe()}")
+        return step
+    applied = kernel_tree.git("log", "--reverse", "--format=%s",
+                              f"{paths.TAG_BASE}..HEAD", cwd=tree).splitlines()
+    listed = [patch_subject(p) for p in patches]
+    if applied != listed:
+        step.failed = 1
+        step.notes.append(f"applied {len(applied)} patches, patches/series lists "
+                          f"{len(listed)}: the patches/0*.patch files and "
+                          "patches/series disagree")
+        return step
+    step.passed = 1
+    step.notes.append(f"`{APPLY_COMMAND}` applied all {len(listed)} patches of "
+                      f"patches/series to tag {paths.TAG_BASE}")
+    return step
+
+
 def run_checkpatch() -> Step:
     step = Step("checkpatch")
     for report in checkpatch.check_series():
@@ -72,7 +111,7 @@ def run_checkpatch() -> Step:
 
 def ensure_tree() -> None:
     """A tree matching patches/: made when missing, else must match."""
-    if not kernel_tree.has_tree():
+    if not kernel_tree.has_tree() or kernel_tree.is_unpatched():
         kernel_tree.source()
         return
     diffs = kernel_tree.check_export()
@@ -155,16 +194,25 @@ def run(quick: bool = False, skip: set[str] | None = None) -> int:
         step.seconds = time.monotonic() - t0
         steps.append(step)
 
-    do("pytest", run_pytest)
-    needs_tree = {"checkpatch", "build", "kunit", "guest"} - skip
-    if needs_tree:
+    def prepared(what) -> bool:  # type: ignore[no-untyped-def]
+        """Run a preparation; a failure is one failed "source" step."""
         try:
-            ensure_tree()
+            what()
+            return True
         except LabError as e:
             steps.append(Step("source", failed=1, notes=[str(e).splitlines()[0]]))
             print(f"[memlab] source: {e}", file=sys.stderr, flush=True)
-            needs_tree = set()
-    if needs_tree:
+            return False
+
+    do("pytest", run_pytest)
+    needs_tree = {"apply", "checkpatch", "build", "kunit", "guest"} - skip
+    # The operator's view first: the series on the pristine tree, before
+    # the lab's own work tree (which would stop at the same broken patch).
+    ready = bool(needs_tree) and prepared(kernel_tree.ensure_pristine)
+    if ready:
+        do("apply", run_apply)
+        ready = prepared(ensure_tree)
+    if ready:
         do("checkpatch", run_checkpatch)
         # The lab config first: it finds most problems soonest; then the
         # sanitizer config, where the fast paths must step aside cleanly.

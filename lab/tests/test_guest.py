@@ -38,3 +38,57 @@ def test_build_product_paths_resolve_per_variant():
     env = resolve_env({"MODULE": "@out/lib/test_hmm.ko", "LOADS": "3"}, "base")
     assert env == {"MODULE": str(paths.out_dir("x86_64", "base", "lab") / "lib/test_hmm.ko"),
                    "LOADS": "3"}
+
+
+def test_kvm_probe_that_could_not_start_its_tools_is_an_error_not_a_verdict():
+    # Real log: the venv's vng run without the venv on PATH.
+    from conftest import DATA
+    text = (DATA / "kvm-probe-tool-missing.log").read_text()
+    with pytest.raises(LabError, match="virtme-run: not found"):
+        guest.classify_kvm_probe(text, 127)
+
+
+def test_kvm_probe_verdicts():
+    assert guest.classify_kvm_probe("...\nMEMLAB kvm_probe=42\n", 0)[0] is True
+    # A hang before the guest kernel (KVM that stops after the BIOS).
+    assert guest.classify_kvm_probe("$ vng --run x\n", None)[0] is False
+    assert guest.classify_kvm_probe(
+        "qemu-system-x86_64: Could not access KVM kernel module: No such file\n", 1)[0] is False
+    assert guest.classify_kvm_probe("[    0.000000] Linux version 6.12.57\n", 1)[0] is False
+
+
+def test_stale_kvm_probe_cache_is_not_trusted(monkeypatch, tmp_path):
+    cache = tmp_path / "kvm-probe.json"
+    monkeypatch.setattr(guest, "KVM_PROBE_CACHE", cache)
+    cache.write_text('{"kvm": false, "date": "old format, maybe a tool failure"}')
+    assert guest._cached_kvm_verdict() is None
+    cache.write_text('{"format": %d, "kvm": true}' % guest.KVM_PROBE_FORMAT)
+    assert guest._cached_kvm_verdict() is True
+
+
+def test_guest_boots_and_probe_run_virtme_ng_with_the_venv_on_path(monkeypatch, tmp_path):
+    from memlab import deps, paths
+    seen = []
+
+    def fake_run_logged(cmd, log, phase, **kw):
+        seen.append((cmd[0], kw.get("env", {}).get("PATH", "")))
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("MEMLAB kvm_probe=42\n")
+        return 0
+
+    monkeypatch.setattr(guest, "run_logged", fake_run_logged)
+    monkeypatch.setattr(guest, "require_guest_tools", lambda: None)
+    monkeypatch.setattr(deps, "ensure_virtme_ng", lambda: None)
+    monkeypatch.setattr(paths, "LOGS", tmp_path)
+    monkeypatch.setattr(paths, "out_dir", lambda *args: tmp_path)
+    monkeypatch.setattr(guest, "host_available_gb", lambda: 23.0)
+    monkeypatch.setattr(guest, "kvm_usable", lambda image: False)
+    image = tmp_path / "arch/x86/boot/bzImage"
+    image.parent.mkdir(parents=True)
+    image.write_text("")
+    assert guest._probe_kvm(image)[0] is True
+    assert guest.boot_and_run(guest.GuestSpec(script="hello")).exit_code == 0
+    venv_bin = str(paths.VENV / "bin")
+    assert len(seen) == 2
+    assert all(cmd == deps.vng_path() and path.split(":")[0] == venv_bin
+               for cmd, path in seen)

@@ -1,7 +1,8 @@
 """Series files and `git am` failure reports."""
 import pytest
 
-from memlab.series import (Series, hunk_header, parse_am_failure, refresh_cover_letter,
+from memlab.series import (APPLY_COMMAND, Series, hunk_header, parse_am_failure,
+                           parse_am_run_failure, patch_subject, refresh_cover_letter,
                            write_series)
 from conftest import DATA
 
@@ -50,3 +51,30 @@ def test_cover_letter_refresh_keeps_prose_and_updates_generated_parts():
     assert " mm/x.c | 3 +++\n\n-- \nmemlab\n" in new
     assert "old |" not in new
     assert refresh_cover_letter(new, ["a", "b", "c"], " mm/x.c | 3 +++\n") == new
+
+
+def test_apply_failure_over_the_whole_series_names_patch_file_and_hunk():
+    # Real output of the README's apply command on the pristine tree, when
+    # the series had been made on top of a lab patch.
+    patches = sorted((DATA / "series-broken").glob("*.patch"))
+    output = (DATA / "git-am-series-broken.txt").read_text()
+    failure = parse_am_run_failure(patches, output)
+    assert failure.patch == "0002-mm-factor-the-ZONE_DEVICE-range-init-out-of-memmap_i.patch"
+    assert failure.file == "mm/mm_init.c"
+    assert failure.line == 1074
+    assert failure.hunk is not None and failure.hunk.startswith("@@ -1074,")
+
+
+def test_patch_subject_is_unfolded():
+    patch = DATA / "series-broken" / "0002-mm-factor-the-ZONE_DEVICE-range-init-out-of-memmap_i.patch"
+    assert patch_subject(patch) == ("mm: factor the ZONE_DEVICE range init out of "
+                                    "memmap_init_zone_device()")
+
+
+def test_apply_failure_without_a_patch_name():
+    assert "unknown" in parse_am_run_failure([], "fatal: not a git repository").patch
+
+
+def test_readme_gives_the_apply_command_memlab_test_runs():
+    readme = (DATA.parents[2] / "README.md").read_text()
+    assert APPLY_COMMAND in readme

@@ -114,7 +114,7 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_kunit)
 
     s = sub.add_parser("test", help="the project's tests: pytest, build, KUnit, guest scenarios")
-    s.add_argument("--quick", action="store_true", help="pytest and checkpatch only")
+    s.add_argument("--quick", action="store_true", help="pytest, the apply check and checkpatch only")
     s.add_argument("--skip", action="append",
                    choices=["pytest", "apply", "checkpatch", "build", "kunit", "guest",
                             "debug", "highmem", "arm64"],

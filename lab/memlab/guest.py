@@ -145,9 +145,9 @@ def _cached_kvm_verdict() -> bool | None:
     return bool(data.get("kvm"))
 
 
-# QEMU's own complaints about KVM: a verdict, unlike a tool that is missing.
-_QEMU_KVM_ERROR = re.compile(r"(could not access kvm|failed to initialize kvm|"
-                             r"kvm_init|/dev/kvm|kvm: )", re.I)
+# QEMU's own messages: QEMU ran. Failing under KVM is then a verdict about
+# KVM (a QEMU problem unrelated to KVM shows again in the TCG boots).
+_QEMU_SAID = re.compile(r"^qemu-system-\S+: .*$", re.M)
 
 
 def classify_kvm_probe(log_text: str, exit_code: int | None) -> tuple[bool, str]:
@@ -160,8 +160,9 @@ def classify_kvm_probe(log_text: str, exit_code: int | None) -> tuple[bool, str]
         return False, "guest kernel started under KVM but did not finish"
     if exit_code is None:
         return False, f"guest hung under KVM for {KVM_PROBE_TIMEOUT}s before its kernel"
-    if _QEMU_KVM_ERROR.search(log_text):
-        return False, "QEMU could not use KVM"
+    said = _QEMU_SAID.search(log_text)
+    if said:
+        return False, f"QEMU failed under KVM: {said.group(0)}"
     raise LabError(f"the KVM probe boot did not start a guest (exit {exit_code}); "
                    "this is a tool problem, not a verdict about KVM. Last lines:\n"
                    + "\n".join(log_text.splitlines()[-15:]))

@@ -48,6 +48,15 @@ def test_kvm_probe_that_could_not_start_its_tools_is_an_error_not_a_verdict():
         guest.classify_kvm_probe(text, 127)
 
 
+def test_kvm_probe_where_qemu_fails_under_kvm_is_a_verdict():
+    # Real log from this project's machine: QEMU starts, KVM rejects an MSR.
+    from conftest import DATA
+    text = (DATA / "kvm-probe-qemu-failed.log").read_text()
+    ok, evidence = guest.classify_kvm_probe(text, 255)
+    assert ok is False
+    assert "failed to set MSR" in evidence
+
+
 def test_kvm_probe_verdicts():
     assert guest.classify_kvm_probe("...\nMEMLAB kvm_probe=42\n", 0)[0] is True
     # A hang before the guest kernel (KVM that stops after the BIOS).

@@ -38,8 +38,21 @@ def lab_series() -> Series:
     return Series(paths.LAB_PATCHES)
 
 
+def git_env() -> dict[str, str]:
+    """The environment for git commands that commit: the project's identity."""
+    return dict(os.environ, **IDENTITY)
+
+
+def series_patches(series: Series) -> list[Path]:
+    """The series' patch files, or a LabError naming the missing ones."""
+    try:
+        return series.patches()
+    except FileNotFoundError as e:
+        raise LabError(str(e)) from None
+
+
 def git(*args: str, cwd: Path = paths.KERNEL_TREE, check: bool = True) -> str:
-    env = dict(os.environ, **IDENTITY)
+    env = git_env()
     res = subprocess.run(["git", *args], cwd=cwd, capture_output=True,
                          text=True, env=env)
     if check and res.returncode != 0:
@@ -65,9 +78,10 @@ def unpack(version: str) -> None:
     shutil.rmtree(paths.KERNEL_TREE, ignore_errors=True)
     top.rename(paths.KERNEL_TREE)
     tmp.rmdir()
-    env = dict(os.environ, **IDENTITY)
+    env = git_env()
     cwd = paths.KERNEL_TREE
-    run_logged(["git", "init", "-q", "-b", "memlab"], log, "git init", cwd=cwd, env=env)
+    run_logged(["git", "init", "-q", "-b", paths.WORK_BRANCH], log, "git init",
+               cwd=cwd, env=env)
     drop_debian_ignore_all(cwd / ".gitignore")
     run_logged(["git", "add", "-A", "-f", "."], log, "git add (whole tree)",
                cwd=cwd, env=env)
@@ -90,19 +104,14 @@ def drop_debian_ignore_all(gitignore: Path) -> None:
         gitignore.write_text("\n".join(kept) + "\n")
 
 
-def apply(series: Series, cwd: Path = paths.KERNEL_TREE) -> None:
+def apply(series: Series) -> None:
     """`git am` each patch; on failure name the patch, file and hunk."""
-    try:
-        patches = series.patches()
-    except FileNotFoundError as e:
-        raise LabError(str(e)) from None
-    for patch in patches:
-        res = subprocess.run(["git", "am", "-q", str(patch)], cwd=cwd,
-                             capture_output=True, text=True,
-                             env=dict(os.environ, **IDENTITY))
+    for patch in series_patches(series):
+        res = subprocess.run(["git", "am", "-q", str(patch)], cwd=paths.KERNEL_TREE,
+                             capture_output=True, text=True, env=git_env())
         if res.returncode != 0:
             out = res.stdout + res.stderr
-            git("am", "--abort", cwd=cwd, check=False)
+            git("am", "--abort", check=False)
             failure = parse_am_failure(patch, out)
             raise LabError(f"patch does not apply: {failure.describe()}\n{out.strip()}")
         say(f"applied {patch.relative_to(paths.REPO)}")
@@ -159,13 +168,12 @@ def refresh_lab_tag() -> None:
     if git("tag", "--list", paths.TAG_LAB) == paths.TAG_LAB and \
             _patch_ids(f"{paths.TAG_BASE}..{paths.TAG_LAB}") == wanted:
         return
-    tree = _worktree(paths.VARIANT_TREES / "base")
+    tree = _worktree(variant_tree("base"))
     git("cherry-pick", "--abort", cwd=tree, check=False)
     git("checkout", "-q", "-f", "--detach", paths.TAG_BASE, cwd=tree)
     for commit in git("rev-list", "--reverse", lab_range).split():
         res = subprocess.run(["git", "cherry-pick", commit], cwd=tree,
-                             capture_output=True, text=True,
-                             env=dict(os.environ, **IDENTITY))
+                             capture_output=True, text=True, env=git_env())
         if res.returncode != 0:
             git("cherry-pick", "--abort", cwd=tree, check=False)
             subject = git("log", "-1", "--format=%s", commit)

@@ -5,7 +5,6 @@ scenarios (QEMU)."""
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
 import shlex
 import subprocess
@@ -69,13 +68,10 @@ def run_apply() -> Step:
     pristine tree: every patch of patches/series must apply, in order."""
     step = Step("apply")
     tree = kernel_tree.pristine_tree()
-    try:
-        patches = kernel_tree.product_series().patches()
-    except FileNotFoundError as e:
-        raise LabError(str(e)) from None
+    patches = kernel_tree.series_patches(kernel_tree.product_series())
     command = APPLY_COMMAND.replace(CHECKOUT_PLACEHOLDER, shlex.quote(str(paths.REPO)))
     res = subprocess.run(["sh", "-c", command], cwd=tree, capture_output=True,
-                         text=True, env=dict(os.environ, **kernel_tree.IDENTITY))
+                         text=True, env=kernel_tree.git_env())
     if res.returncode != 0:
         failure = parse_am_run_failure(patches, res.stdout + res.stderr)
         kernel_tree.git("am", "--abort", cwd=tree, check=False)

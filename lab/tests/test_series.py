@@ -75,6 +75,7 @@ def test_apply_failure_without_a_patch_name():
     assert "unknown" in parse_am_run_failure([], "fatal: not a git repository").patch
 
 
-def test_readme_gives_the_apply_command_memlab_test_runs():
-    readme = (DATA.parents[2] / "README.md").read_text()
-    assert APPLY_COMMAND in readme
+def test_readme_and_cover_letter_give_the_apply_command_memlab_test_runs():
+    repo = DATA.parents[2]
+    assert APPLY_COMMAND in (repo / "README.md").read_text()
+    assert APPLY_COMMAND in (repo / "patches" / "0000-cover-letter.patch").read_text()

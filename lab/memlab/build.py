@@ -46,9 +46,10 @@ def _stamp(opts: kconfig.Options, tree: Path) -> str:
     return h.hexdigest()
 
 
-def configure(tree: Path, out: Path, arch: str, config: str, log: Path) -> None:
+def configure(tree: Path, out: Path, arch: str, variant: str, config: str,
+              log: Path) -> None:
     """tinyconfig, then the fragment, then olddefconfig; verify the result."""
-    opts = kconfig.load_fragment(config, arch)
+    opts = kconfig.load_fragment(config, arch, variant)
     stamp_file = out / ".memlab-config"
     stamp = _stamp(opts, tree)
     dotconfig = out / ".config"
@@ -80,7 +81,7 @@ def build(variant: str, config: str = "lab", arch: str = "x86_64") -> Built:
     log = paths.LOGS / f"build-{arch}-{variant}-{config}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("")
-    configure(tree, out, arch, config, log)
+    configure(tree, out, arch, variant, config, log)
     stats = out / ".memlab-build.json"
     expected = json.loads(stats.read_text())["lines"] if stats.exists() else None
     counter = _LineCounter()

@@ -45,8 +45,11 @@ def _boot(args: argparse.Namespace) -> int:
 
 
 def _kunit(args: argparse.Namespace) -> int:
-    from . import kunit_runner
-    res = kunit_runner.run(args.config, args.arch)
+    from . import build, kunit_runner
+    config = args.config or ("lab" if args.arch == "x86_64" else "kunit")
+    if args.arch == "x86_64":
+        build.build("patched", config)
+    res = kunit_runner.run(config, args.arch)
     print(res.summary())
     return 0 if res.ok else 1
 
@@ -107,9 +110,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--append", action="append", help="extra kernel command line")
     s.set_defaults(func=_boot)
 
-    s = sub.add_parser("kunit", help="run our KUnit suites via tools/testing/kunit/kunit.py")
-    s.add_argument("--config", default="kunit",
-                   help="kunitconfig fragments in configs/, joined with +")
+    s = sub.add_parser("kunit", help="run our KUnit suites: built into the patched lab "
+                       "kernel on x86-64, by tools/testing/kunit/kunit.py on arm64")
+    s.add_argument("--config",
+                   help="x86-64: the patched kernel to boot, lab (default) or debug "
+                   "(KASAN); arm64: kunitconfig fragments in configs/, joined with + "
+                   "(default kunit)")
     s.add_argument("--arch", default="x86_64", choices=["x86_64", "arm64"])
     s.set_defaults(func=_kunit)
 

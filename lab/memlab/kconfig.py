@@ -41,10 +41,14 @@ def fragment_path(name: str) -> Path:
     return path
 
 
-def load_fragment(name: str, arch: str = "x86_64", _seen: tuple[str, ...] = ()) -> Options:
+def load_fragment(name: str, arch: str = "x86_64", variant: str = "patched",
+                  _seen: tuple[str, ...] = ()) -> Options:
     """A fragment with its #includes resolved (included first, then own lines).
 
-    `configs/NAME.ARCH.config`, when present, is applied after NAME.
+    `configs/NAME.ARCH.config` and `configs/NAME.VARIANT.config`, when
+    present, are applied after NAME: options for one architecture, and
+    options whose symbols only one variant has (the series' KUnit suites
+    exist in the patched tree only).
     """
     if name in _seen:
         raise LabError(f"config include loop: {' -> '.join(_seen + (name,))}")
@@ -52,12 +56,13 @@ def load_fragment(name: str, arch: str = "x86_64", _seen: tuple[str, ...] = ()) 
     text = fragment_path(name).read_text()
     for raw in text.splitlines():
         if raw.startswith("#include "):
-            opts.update(load_fragment(raw.split(None, 1)[1].strip(), arch,
+            opts.update(load_fragment(raw.split(None, 1)[1].strip(), arch, variant,
                                       _seen + (name,)))
     opts.update(parse(text))
-    arch_specific = paths.CONFIGS / f"{name}.{arch}.config"
-    if arch_specific.exists():
-        opts.update(parse(arch_specific.read_text()))
+    for qualifier in (arch, variant):
+        specific = paths.CONFIGS / f"{name}.{qualifier}.config"
+        if specific.exists():
+            opts.update(parse(specific.read_text()))
     return opts
 
 

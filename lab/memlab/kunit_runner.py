@@ -1,8 +1,15 @@
-"""Our KUnit suites, run by the kernel's own tools/testing/kunit/kunit.py.
+"""Our KUnit suites: where they run and how their results are counted.
 
-kunit.py builds a kernel from the kunitconfig (out of tree, in
-build/out/kunit-ARCH-CONFIG), boots it under QEMU and parses KTAP; we ask
-it for JSON and summarize the counts.
+On x86-64 they are built into the patched lab kernels themselves (configs
+lab.patched and, through it, debug), not run at boot (KUnit's default is
+off there) but by one boot with kunit.enable=1: the lab kernel runs them
+with the template path on, the debug kernel under KASAN. So `memlab test`
+builds no kernel of its own for KUnit on x86-64. The KTAP they print on the
+console is parsed by the kernel's own tools/testing/kunit/kunit.py parse.
+
+On arm64 kunit.py does everything: it builds a kernel from the kunitconfig
+(out of tree, in build/out/kunit-ARCH-CONFIG), boots it under QEMU and
+parses KTAP. Either way we ask kunit.py for JSON and count it.
 """
 from __future__ import annotations
 
@@ -12,13 +19,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import deps, kconfig, kernel_tree, paths
+from . import deps, guest, kconfig, kernel_tree, paths
 from .build import ccache_env
 from .runner import LabError, run_logged, say
 
 
 # kunit.py architectures other than the host's, and their toolchains.
 CROSS_COMPILE = {"arm64": "aarch64-linux-gnu-"}
+
+# Every suite the series adds (mm/mm_init_kunit.c, mm/clear_pages_kunit.c):
+# a run that lacks one of them tested less than it claims.
+SUITES = ("memmap_init", "memmap_init_zone_device", "clear_pages")
+
+# What a lab kernel's boot needs to run its built-in suites.
+RUN_SUITES_AT_BOOT = "kunit.enable=1"
 
 
 @dataclass
@@ -37,6 +51,13 @@ class KunitResult:
     @property
     def ok(self) -> bool:
         return self.failed == 0 and self.passed > 0
+
+    def require_suites(self, suites: tuple[str, ...] = SUITES) -> None:
+        """Count each expected suite that did not run as a failure."""
+        for name in suites:
+            if name not in self.suites:
+                self.failed += 1
+                self.failures.append(f"{name} (suite did not run)")
 
     def summary(self) -> str:
         line = (f"KUnit: {self.passed} passed, {self.failed} failed, "
@@ -73,9 +94,51 @@ def count(report: dict[str, Any], prefix: str = "") -> KunitResult:
     return res
 
 
-def run(config: str = "kunit", arch: str = "x86_64") -> KunitResult:
-    """config: kunitconfig fragments of configs/, joined with '+'
-    (e.g. kunit+kunit-kasan); kunit.py merges them."""
+def parse_console(log: Path, report: Path) -> dict[str, Any]:
+    """kunit.py's JSON for the KTAP in a console log."""
+    report.unlink(missing_ok=True)
+    parse_log = report.with_suffix(".parse.log")
+    parse_log.write_text("")
+    # kunit.py parse exits non-zero when a test failed: read its JSON anyway.
+    rc = run_logged(["python3", "tools/testing/kunit/kunit.py", "parse",
+                     f"--json={report}", str(log)], parse_log,
+                    "kunit.py parse", cwd=paths.KERNEL_TREE, check=False)
+    if not report.exists():
+        raise LabError(f"kunit.py parse (exit {rc}) wrote no results for {log}; "
+                       f"see {parse_log}")
+    return json.loads(report.read_text())
+
+
+def run_built_in(config: str = "lab") -> KunitResult:
+    """The suites built into the patched kernel of `config` (lab or debug,
+    built beforehand), run by one boot; console reports (KASAN, WARN, oops)
+    fail the run like a failed case."""
+    spec = guest.GuestSpec(variant="patched", config=config, script="hello",
+                           append=[RUN_SUITES_AT_BOOT])
+    result = guest.boot_and_run(spec)
+    report = paths.LOGS / f"kunit-x86_64-{config}.json"
+    res = count(parse_console(result.log, report))
+    res.log = result.log
+    res.require_suites()
+    for problem in result.problems():
+        res.failed += 1
+        res.failures.append(f"console: {problem}")
+    say(res.summary())
+    return res
+
+
+def run(config: str = "lab", arch: str = "x86_64") -> KunitResult:
+    """Our suites on `arch`: built into the lab kernels on x86-64 (config:
+    lab or debug), by kunit.py elsewhere (config: kunitconfig fragments of
+    configs/, joined with '+')."""
+    if arch == "x86_64":
+        return run_built_in(config)
+    return run_kunit_py(config, arch)
+
+
+def run_kunit_py(config: str = "kunit", arch: str = "arm64") -> KunitResult:
+    """config: kunitconfig fragments of configs/, joined with '+';
+    kunit.py merges them."""
     deps.ensure("build", "guest")
     if not kernel_tree.has_tree():
         raise LabError("no kernel work tree: run `memlab source` first")
@@ -104,6 +167,7 @@ def run(config: str = "kunit", arch: str = "x86_64") -> KunitResult:
         raise LabError(f"kunit.py (exit {rc}) wrote no results; see {log}")
     res = count(json.loads(report.read_text()))
     res.log = log
+    res.require_suites()
     if rc != 0 and res.failed == 0:
         raise LabError(f"kunit.py exited {rc} without a failed test; see {log}")
     say(res.summary())

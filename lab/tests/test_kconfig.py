@@ -45,6 +45,19 @@ def test_debug_fragment_includes_lab_and_adds_sanitizers():
     assert debug["CONFIG_SLUB_TINY"] == "n"   # KASAN needs the full SLUB
 
 
+def test_kunit_suites_only_in_the_patched_variant_and_run_on_demand():
+    suites = ("CONFIG_MEMMAP_INIT_KUNIT_TEST", "CONFIG_CLEAR_PAGES_KUNIT_TEST")
+    for config in ("lab", "debug"):
+        patched = kconfig.load_fragment(config, variant="patched")
+        base = kconfig.load_fragment(config, variant="base")
+        for name in suites:
+            assert patched[name] == "y", (config, name)
+            assert name not in base, (config, name)   # base has no such symbol
+        # Built in, but not run at every boot (memlab kunit asks for them).
+        assert patched["CONFIG_KUNIT_DEFAULT_ENABLED"] == "n"
+        assert base["CONFIG_KUNIT_DEFAULT_ENABLED"] == "n"
+
+
 def test_unknown_fragment_is_a_clear_error():
     import pytest
     from memlab.runner import LabError

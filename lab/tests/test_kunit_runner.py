@@ -28,3 +28,19 @@ def test_no_test_is_not_ok():
     res = kunit_runner.count({"name": "x", "sub_groups": [], "test_cases": []})
     assert res.total == 0 and not res.ok
     assert "no test ran" in res.summary()
+
+
+def test_built_in_run_has_every_suite_of_the_series():
+    # kunit.py parse's JSON for a lab kernel's console (memlab kunit --config lab).
+    res = kunit_runner.count(json.loads((DATA / "kunit-built-in-lab.json").read_text()))
+    res.require_suites()
+    assert (res.passed, res.failed, res.skipped) == (21, 0, 0)
+    assert sorted(res.suites) == sorted(kunit_runner.SUITES)
+    assert res.ok
+
+
+def test_a_suite_that_did_not_run_fails_the_run():
+    res = kunit_runner.count(load())   # an older run: no clear_pages suite
+    res.require_suites()
+    assert res.failed == 1 and not res.ok
+    assert res.failures == ["clear_pages (suite did not run)"]

@@ -53,7 +53,10 @@ def configure(tree: Path, out: Path, arch: str, variant: str, config: str,
     stamp_file = out / ".memlab-config"
     stamp = _stamp(opts, tree)
     dotconfig = out / ".config"
-    if dotconfig.exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
+    # The stamp alone is not enough: a make run by hand in O= on another
+    # commit (syncconfig) can drop options that commit's Kconfig lacks.
+    if dotconfig.exists() and stamp_file.exists() and stamp_file.read_text() == stamp \
+            and not kconfig.verify(opts, dotconfig.read_text()):
         return
     out.mkdir(parents=True, exist_ok=True)
     make = ["make", "-C", str(tree), *make_args(arch, out)]

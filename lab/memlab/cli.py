@@ -46,9 +46,9 @@ def _boot(args: argparse.Namespace) -> int:
 
 def _kunit(args: argparse.Namespace) -> int:
     from . import build, kunit_runner
-    config = args.config or ("lab" if args.arch == "x86_64" else "kunit")
-    if args.arch == "x86_64":
-        build.build("patched", config)
+    config = args.config or kunit_runner.default_config(args.arch)
+    if args.arch == kunit_runner.BUILT_IN_ARCH:
+        build.build("patched", config)   # the kernel that carries the suites
     res = kunit_runner.run(config, args.arch)
     print(res.summary())
     return 0 if res.ok else 1

@@ -34,6 +34,14 @@ SUITES = ("memmap_init", "memmap_init_zone_device", "clear_pages")
 # What a lab kernel's boot needs to run its built-in suites.
 RUN_SUITES_AT_BOOT = "kunit.enable=1"
 
+# The architecture whose lab kernels carry the suites; others use kunit.py.
+BUILT_IN_ARCH = "x86_64"
+
+
+def default_config(arch: str) -> str:
+    """The lab kernel to boot (built-in suites) or the kunitconfig (kunit.py)."""
+    return "lab" if arch == BUILT_IN_ARCH else "kunit"
+
 
 @dataclass
 class KunitResult:
@@ -116,7 +124,7 @@ def run_built_in(config: str = "lab") -> KunitResult:
     spec = guest.GuestSpec(variant="patched", config=config, script="hello",
                            append=[RUN_SUITES_AT_BOOT])
     result = guest.boot_and_run(spec)
-    report = paths.LOGS / f"kunit-x86_64-{config}.json"
+    report = paths.LOGS / f"kunit-{BUILT_IN_ARCH}-{config}.json"
     res = count(parse_console(result.log, report))
     res.log = result.log
     res.require_suites()
@@ -127,11 +135,11 @@ def run_built_in(config: str = "lab") -> KunitResult:
     return res
 
 
-def run(config: str = "lab", arch: str = "x86_64") -> KunitResult:
+def run(config: str = "lab", arch: str = BUILT_IN_ARCH) -> KunitResult:
     """Our suites on `arch`: built into the lab kernels on x86-64 (config:
     lab or debug), by kunit.py elsewhere (config: kunitconfig fragments of
     configs/, joined with '+')."""
-    if arch == "x86_64":
+    if arch == BUILT_IN_ARCH:
         return run_built_in(config)
     return run_kunit_py(config, arch)
 

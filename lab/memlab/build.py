@@ -7,15 +7,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import deps, kconfig, kernel_tree, paths
+from . import arches, deps, kconfig, kernel_tree, paths
 from .runner import LabError, run_logged, say
-
-ARCHES = {
-    # arch -> (make ARCH, image path inside O=, cross prefix)
-    "x86_64": ("x86_64", "arch/x86/boot/bzImage", ""),
-    # 32-bit: compile tests only (e.g. the HIGHMEM fallbacks).
-    "i386": ("i386", "arch/x86/boot/bzImage", ""),
-}
 
 
 @dataclass(frozen=True)
@@ -28,10 +21,10 @@ class Built:
 
 
 def make_args(arch: str, out: Path) -> list[str]:
-    make_arch, _, cross = ARCHES[arch]
-    cc = f"ccache {cross}gcc"
-    return [f"O={out}", f"ARCH={make_arch}", f"CC={cc}", f"HOSTCC=ccache gcc",
-            f"-j{os.cpu_count() or 2}"]
+    a = arches.get(arch)
+    cross = [f"CROSS_COMPILE={a.cross_compile}"] if a.cross_compile else []
+    return [f"O={out}", f"ARCH={a.make_arch}", *cross, f"CC=ccache {a.cross_compile}gcc",
+            "HOSTCC=ccache gcc", f"-j{os.cpu_count() or 2}"]
 
 
 def ccache_env() -> dict[str, str]:
@@ -74,9 +67,9 @@ def configure(tree: Path, out: Path, arch: str, variant: str, config: str,
 
 
 def build(variant: str, config: str = "lab", arch: str = "x86_64") -> Built:
-    if arch not in ARCHES:
-        raise LabError(f"unknown arch {arch!r} (supported: {', '.join(ARCHES)})")
+    a = arches.get(arch)
     deps.ensure("build")
+    deps.apt_install(list(a.toolchain_packages))
     if not kernel_tree.has_tree():
         raise LabError("no kernel work tree: run `memlab source` first")
     tree = kernel_tree.sync_variant_tree(variant)
@@ -88,14 +81,13 @@ def build(variant: str, config: str = "lab", arch: str = "x86_64") -> Built:
     stats = out / ".memlab-build.json"
     expected = json.loads(stats.read_text())["lines"] if stats.exists() else None
     counter = _LineCounter()
-    _, image_rel, _ = ARCHES[arch]
     run_logged(["make", "-C", str(tree), *make_args(arch, out), "all"],
                log, f"build {arch}-{variant}-{config}", expected_lines=expected,
                on_line=counter, env=ccache_env())
     # Remember the size of a full build, to show a percentage next time.
     if expected is None or counter.lines > expected:
         stats.write_text(json.dumps({"lines": counter.lines}))
-    image = out / image_rel
+    image = out / a.image
     if not image.exists():
         raise LabError(f"build finished but {image} is missing (see {log})")
     say(f"kernel image: {image}")

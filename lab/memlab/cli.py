@@ -5,6 +5,7 @@ import argparse
 import sys
 import time
 
+from . import arches
 from .runner import LabError, say, stderr
 
 
@@ -47,8 +48,7 @@ def _boot(args: argparse.Namespace) -> int:
 def _kunit(args: argparse.Namespace) -> int:
     from . import build, kunit_runner
     config = args.config or kunit_runner.default_config(args.arch)
-    if args.arch == kunit_runner.BUILT_IN_ARCH:
-        build.build("patched", config)   # the kernel that carries the suites
+    build.build("patched", config, args.arch)   # the kernel that carries the suites
     res = kunit_runner.run(config, args.arch)
     print(res.summary())
     return 0 if res.ok else 1
@@ -92,7 +92,7 @@ def parser() -> argparse.ArgumentParser:
     def kernel_args(s: argparse.ArgumentParser) -> None:
         s.add_argument("--variant", choices=["base", "patched"], default="patched")
         s.add_argument("--config", default="lab", help="fragment set: lab or debug")
-        s.add_argument("--arch", default="x86_64", choices=["x86_64", "i386"])
+        s.add_argument("--arch", default="x86_64", choices=list(arches.ARCHES))
 
     s = sub.add_parser("build", help="out-of-tree kernel build (tinyconfig + fragments)")
     kernel_args(s)
@@ -110,23 +110,24 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--append", action="append", help="extra kernel command line")
     s.set_defaults(func=_boot)
 
-    s = sub.add_parser("kunit", help="run our KUnit suites: built into the patched lab "
-                       "kernel on x86-64, by tools/testing/kunit/kunit.py on arm64")
+    s = sub.add_parser("kunit", help="run our KUnit suites: built into a patched kernel "
+                       "(the lab kernel on x86-64), run by one bare QEMU boot")
     s.add_argument("--config",
-                   help="x86-64: the patched kernel to boot, lab (default) or debug "
-                   "(KASAN); arm64: kunitconfig fragments in configs/, joined with + "
-                   "(default kunit)")
-    s.add_argument("--arch", default="x86_64", choices=["x86_64", "arm64"])
+                   help="the patched kernel to build and boot: on x86-64 lab (default) "
+                   "or debug (KASAN); on arm64 kunit (default)")
+    s.add_argument("--arch", default="x86_64",
+                   choices=[a.name for a in arches.ARCHES.values() if a.bootable])
     s.set_defaults(func=_kunit)
 
     s = sub.add_parser("test", help="the project's tests: pytest, build, KUnit, guest scenarios")
     s.add_argument("--quick", action="store_true", help="pytest, the apply check and checkpatch only")
     s.add_argument("--skip", action="append",
                    choices=["pytest", "apply", "checkpatch", "build", "kunit", "guest",
-                            "debug", "highmem", "arm64"],
+                            "lab", "debug", "highmem", "arm64"],
                    help="leave out a step (repeatable); 'apply': the README's apply "
-                   "command on the pristine tree; 'debug': the KASAN config, "
-                   "'highmem': the i386 compile test, 'arm64': KUnit on arm64")
+                   "command on the pristine tree; 'lab', 'debug': that x86-64 kernel "
+                   "(debug: KASAN) with its KUnit run and guests; 'highmem': the i386 "
+                   "compile test, 'arm64': the arm64 KUnit kernel")
     s.set_defaults(func=_test)
 
     s = sub.add_parser("bench", help="base vs patched on every scenario, same run; "

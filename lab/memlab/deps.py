@@ -19,9 +19,8 @@ APT_GROUPS: dict[str, list[str]] = {
     "build": ["gcc", "make", "flex", "bison", "bc", "libelf-dev", "libssl-dev",
               "ccache", "cpio", "kmod", "perl"],
     "guest": ["qemu-system-x86", "ndctl", "daxctl", "udev", "python3-venv"],
-    # KUnit on arm64 (kunit.py --arch arm64): cross compiler and emulator.
-    "cross-arm64": ["gcc-aarch64-linux-gnu", "qemu-system-arm"],
 }
+# (Toolchains and emulators of other architectures: arches.py.)
 VIRTME_NG = "virtme-ng==1.42"
 # checkpatch.pl runs scripts/spdxcheck.py, which imports ply and GitPython;
 # the bench plots use matplotlib.

@@ -14,8 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import console, deps, paths
-from .build import ARCHES
+from . import arches, console, deps, paths
 from .runner import LabError, run_logged, say, tail
 
 PMEM_START_GB = 4    # legacy pmem region starts above the 32-bit PCI hole
@@ -221,13 +220,17 @@ def vng_command(spec: GuestSpec, image: Path, use_kvm: bool) -> list[str]:
     return cmd
 
 
-def boot_and_run(spec: GuestSpec, failure_expected: bool = False) -> GuestResult:
-    require_guest_tools()
-    _, image_rel, _ = ARCHES[spec.arch]
-    image = paths.out_dir(spec.arch, spec.variant, spec.config) / image_rel
+def built_image(spec: GuestSpec) -> Path:
+    image = paths.out_dir(spec.arch, spec.variant, spec.config) / arches.get(spec.arch).image
     if not image.exists():
         raise LabError(f"no kernel at {image}: run `memlab build --variant "
-                       f"{spec.variant} --config {spec.config}` first")
+                       f"{spec.variant} --config {spec.config} --arch {spec.arch}` first")
+    return image
+
+
+def boot_and_run(spec: GuestSpec, failure_expected: bool = False) -> GuestResult:
+    require_guest_tools()
+    image = built_image(spec)
     use_kvm = not spec.icount and kvm_usable(image)
     accel = "kvm" if use_kvm else ("tcg-icount" if spec.icount else "tcg")
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -247,5 +250,47 @@ def boot_and_run(spec: GuestSpec, failure_expected: bool = False) -> GuestResult
         say(f"guest {name} failed as expected: {'; '.join(result.problems())}")
     elif not result.ok:
         say(f"guest {name} failed: {'; '.join(result.problems())}\n"
+            f"--- last 40 console lines ({log}) ---\n{tail(log, 40)}---")
+    return result
+
+
+# A bare boot's memory: what kunit.py gives its guests.
+BARE_MEMORY_MB = 1024
+
+
+def bare_command(spec: GuestSpec, image: Path) -> list[str]:
+    """QEMU on the kernel alone: no root filesystem, no userspace. The
+    kernel must end the run itself (e.g. kunit_shutdown=reboot): with
+    -no-reboot, QEMU exits when the guest resets, and panic=-1 makes a
+    panic (no root to mount, say) end it too instead of hanging."""
+    a = arches.get(spec.arch)
+    if not a.bootable:
+        raise LabError(f"{spec.arch} kernels are built, not booted, by the lab")
+    append = [f"console={a.console}", "panic=-1", *spec.append]
+    return [*a.qemu, "-nodefaults", "-nographic", "-no-reboot", "-serial", "stdio",
+            "-m", str(BARE_MEMORY_MB), "-smp", str(spec.cpus), "-kernel", str(image),
+            "-append", " ".join(append)]
+
+
+def boot_bare(spec: GuestSpec) -> GuestResult:
+    """Boot spec's kernel under QEMU (TCG) with no userspace; the console
+    log is the result (spec.script names the log only)."""
+    a = arches.get(spec.arch)
+    deps.apt_install(list(a.qemu_packages))
+    image = built_image(spec)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    log = (paths.LOGS / "guest" /
+           f"{stamp}-{spec.script}-{spec.arch}-{spec.variant}-{spec.config}.log")
+    start = time.monotonic()
+    try:
+        rc = run_logged(bare_command(spec, image), log,
+                        f"bare boot {spec.arch}-{spec.variant}-{spec.config}",
+                        timeout=spec.timeout, check=False)
+    except LabError as e:
+        raise LabError(f"{e}\n(console log: {log})") from None
+    result = GuestResult(spec, rc, log, console.parse(log.read_text(errors="replace")),
+                         "tcg", time.monotonic() - start)
+    if not result.ok:
+        say(f"bare boot failed: {'; '.join(result.problems())}\n"
             f"--- last 40 console lines ({log}) ---\n{tail(log, 40)}---")
     return result

@@ -1,46 +1,44 @@
 """Our KUnit suites: where they run and how their results are counted.
 
-On x86-64 they are built into the patched lab kernels themselves (configs
-lab.patched and, through it, debug), not run at boot (KUnit's default is
-off there) but by one boot with kunit.enable=1: the lab kernel runs them
-with the template path on, the debug kernel under KASAN. So `memlab test`
-builds no kernel of its own for KUnit on x86-64. The KTAP they print on the
-console is parsed by the kernel's own tools/testing/kunit/kunit.py parse.
-
-On arm64 kunit.py does everything: it builds a kernel from the kunitconfig
-(out of tree, in build/out/kunit-ARCH-CONFIG), boots it under QEMU and
-parses KTAP. Either way we ask kunit.py for JSON and count it.
+The suites are built into a patched kernel and run by one bare boot of it
+(QEMU on the kernel alone, kunit.enable=1, kunit_shutdown=reboot): no
+userspace, no kunit.py build. On x86-64 that kernel is a lab kernel itself
+(configs lab.patched and, through it, debug), whose ordinary boots skip the
+suites (KUnit's default is off there): the lab kernel runs them with the
+template path on, the debug kernel under KASAN. Other architectures build a
+kernel for the suites alone (configs/kunit.config). The KTAP on the console
+is parsed by the kernel's own tools/testing/kunit/kunit.py parse, and a
+KASAN report, WARN or oops on that console fails the run.
 """
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import deps, guest, kconfig, kernel_tree, paths
-from .build import ccache_env
+from . import guest, paths
 from .runner import LabError, run_logged, say
 
-
-# kunit.py architectures other than the host's, and their toolchains.
-CROSS_COMPILE = {"arm64": "aarch64-linux-gnu-"}
 
 # Every suite the series adds (mm/mm_init_kunit.c, mm/clear_pages_kunit.c):
 # a run that lacks one of them tested less than it claims.
 SUITES = ("memmap_init", "memmap_init_zone_device", "clear_pages")
 
-# What a lab kernel's boot needs to run its built-in suites.
-RUN_SUITES_AT_BOOT = "kunit.enable=1"
+# What a boot needs to run the built-in suites and then end by itself.
+RUN_SUITES_AT_BOOT = ("kunit.enable=1", "kunit_shutdown=reboot")
 
-# The architecture whose lab kernels carry the suites; others use kunit.py.
-BUILT_IN_ARCH = "x86_64"
+# The architecture with lab kernels (guests); others have a KUnit kernel.
+LAB_ARCH = "x86_64"
+
+# A run that has not ended by then hangs (the debug kernel's, the
+# slowest, takes about a minute under TCG).
+TIMEOUT_S = 600
 
 
 def default_config(arch: str) -> str:
-    """The lab kernel to boot (built-in suites) or the kunitconfig (kunit.py)."""
-    return "lab" if arch == BUILT_IN_ARCH else "kunit"
+    """The kernel whose suites run: the lab kernel, or arm64's KUnit kernel."""
+    return "lab" if arch == LAB_ARCH else "kunit"
 
 
 @dataclass
@@ -117,66 +115,19 @@ def parse_console(log: Path, report: Path) -> dict[str, Any]:
     return json.loads(report.read_text())
 
 
-def run_built_in(config: str = "lab") -> KunitResult:
-    """The suites built into the patched kernel of `config` (lab or debug,
-    built beforehand), run by one boot; console reports (KASAN, WARN, oops)
-    fail the run like a failed case."""
-    spec = guest.GuestSpec(variant="patched", config=config, script="hello",
-                           append=[RUN_SUITES_AT_BOOT])
-    result = guest.boot_and_run(spec)
-    report = paths.LOGS / f"kunit-{BUILT_IN_ARCH}-{config}.json"
+def run(config: str = "lab", arch: str = LAB_ARCH) -> KunitResult:
+    """The suites built into the patched kernel of `config` on `arch`
+    (built beforehand), run by one bare boot; console reports (KASAN, WARN,
+    oops) fail the run like a failed case."""
+    spec = guest.GuestSpec(variant="patched", config=config, script="kunit", arch=arch,
+                           append=list(RUN_SUITES_AT_BOOT), timeout=TIMEOUT_S)
+    result = guest.boot_bare(spec)
+    report = paths.LOGS / f"kunit-{arch}-{config}.json"
     res = count(parse_console(result.log, report))
     res.log = result.log
     res.require_suites()
     for problem in result.problems():
         res.failed += 1
         res.failures.append(f"console: {problem}")
-    say(res.summary())
-    return res
-
-
-def run(config: str = "lab", arch: str = BUILT_IN_ARCH) -> KunitResult:
-    """Our suites on `arch`: built into the lab kernels on x86-64 (config:
-    lab or debug), by kunit.py elsewhere (config: kunitconfig fragments of
-    configs/, joined with '+')."""
-    if arch == BUILT_IN_ARCH:
-        return run_built_in(config)
-    return run_kunit_py(config, arch)
-
-
-def run_kunit_py(config: str = "kunit", arch: str = "arm64") -> KunitResult:
-    """config: kunitconfig fragments of configs/, joined with '+';
-    kunit.py merges them."""
-    deps.ensure("build", "guest")
-    if not kernel_tree.has_tree():
-        raise LabError("no kernel work tree: run `memlab source` first")
-    kunitconfigs = [kconfig.fragment_path(name) for name in config.split("+")]
-    out = paths.OUT / f"kunit-{arch}-{config}"
-    log = paths.LOGS / f"kunit-{arch}-{config}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    log.write_text("")
-    # kunit.py makes only the last level of --build_dir.
-    out.parent.mkdir(parents=True, exist_ok=True)
-    report = paths.LOGS / f"kunit-{arch}-{config}.json"
-    report.unlink(missing_ok=True)
-    cross = CROSS_COMPILE.get(arch, "")
-    if cross:
-        deps.apt_install(deps.APT_GROUPS[f"cross-{arch}"])
-    cmd = ["python3", "tools/testing/kunit/kunit.py", "run",
-           f"--arch={arch}", f"--build_dir={out}",
-           *(f"--kunitconfig={k}" for k in kunitconfigs),
-           *([f"--cross_compile={cross}"] if cross else []),
-           f"--jobs={os.cpu_count() or 2}", f"--make_options=CC=ccache {cross}gcc",
-           "--timeout=900", f"--json={report}"]
-    # kunit.py exits non-zero when a test fails: read its JSON either way.
-    rc = run_logged(cmd, log, f"kunit.py ({config}, {arch})", cwd=paths.KERNEL_TREE,
-                    check=False, env=ccache_env())
-    if not report.exists():
-        raise LabError(f"kunit.py (exit {rc}) wrote no results; see {log}")
-    res = count(json.loads(report.read_text()))
-    res.log = log
-    res.require_suites()
-    if rc != 0 and res.failed == 0:
-        raise LabError(f"kunit.py exited {rc} without a failed test; see {log}")
     say(res.summary())
     return res

@@ -52,7 +52,7 @@ def run_logged(
     done = threading.Event()
 
     def report_progress() -> None:
-        # A thread, so that silent phases (kunit.py hides its build) show too.
+        # A thread, so that silent phases (a guest's boot) show too.
         while not done.wait(15):
             pct = ""
             if expected_lines:

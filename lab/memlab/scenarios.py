@@ -142,7 +142,7 @@ SCENARIOS: dict[str, Scenario] = {
             description="fsdax map=dev (memmap on the device, altmap) on a 4 GB "
                         f"legacy pmem region, {REBINDS} unbind/bind, data checksummed",
             memory_gb=5, pmem_gb=4, env={"REBINDS": str(REBINDS), "MAP": "dev"},
-            check=check_rebinds, configs=("lab", "debug")),
+            check=check_rebinds),
         Scenario(
             name="fsdax-mem",
             script="fsdax-rebind",
@@ -180,9 +180,9 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario(
             name="hugetlb-init-on-alloc",
             script="hugetlb-zero",
-            description="init_on_alloc=1: 512 x 2 MB hugetlb pages allocated (timed) "
+            description="init_on_alloc=1: 256 x 2 MB hugetlb pages allocated (timed) "
                         "over dirtied memory, hugetlb and THP memory read zero",
-            memory_gb=4, env={"HUGEPAGES": "512", "THP_MIB": "64"},
+            memory_gb=3, env={"HUGEPAGES": "256", "THP_MIB": "64"},
             append=["init_on_alloc=1"], check=check_zeroing, configs=("lab", "debug")),
         Scenario(
             name="runner-catches-warn",

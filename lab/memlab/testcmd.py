@@ -1,7 +1,7 @@
 """`memlab test`: the project's whole test suite, in the order a failure is
 cheapest to find: pytest (lab code), the README's apply command on the
-pristine tree, checkpatch (series), patched build, KUnit (built into that
-kernel; kunit.py on arm64), guest scenarios (QEMU)."""
+pristine tree, checkpatch (series), then for each kernel: its build, KUnit
+(built into it, one bare boot) and guest scenarios (QEMU)."""
 from __future__ import annotations
 
 import importlib.util
@@ -117,6 +117,10 @@ def ensure_tree() -> None:
     kernel_tree.sync_variant_tree("base")
 
 
+# Kernels that carry the KUnit suites, in test order: (config, arch).
+KUNIT_KERNELS = (("lab", "x86_64"), ("debug", "x86_64"), ("kunit", "arm64"))
+
+
 def run_build(config: str, arch: str = "x86_64") -> Step:
     step = Step(f"build {config}" + ("" if arch == "x86_64" else f" {arch}"))
     built = build.build("patched", config, arch)
@@ -178,9 +182,10 @@ def run(quick: bool = False, skip: set[str] | None = None) -> int:
     start = time.monotonic()
     steps: list[Step] = []
 
-    def do(name: str, fn, *args) -> None:  # type: ignore[no-untyped-def]
+    def do(name: str, fn, *args) -> Step | None:  # type: ignore[no-untyped-def]
+        """Run a step unless skipped; the step, None when skipped."""
         if name in skip:
-            return
+            return None
         t0 = time.monotonic()
         say(f"=== {name} ===")
         try:
@@ -191,6 +196,7 @@ def run(quick: bool = False, skip: set[str] | None = None) -> int:
             print(f"[memlab] {name}: {e}", file=sys.stderr, flush=True)
         step.seconds = time.monotonic() - t0
         steps.append(step)
+        return step
 
     def prepared(what) -> bool:  # type: ignore[no-untyped-def]
         """Run a preparation; a failure is one failed "source" step."""
@@ -213,21 +219,17 @@ def run(quick: bool = False, skip: set[str] | None = None) -> int:
     if ready:
         do("checkpatch", run_checkpatch)
         # The lab config first: it finds most problems soonest; then the
-        # sanitizer config, where the fast paths must step aside cleanly.
-        for config in ("lab", "debug"):
-            if config in skip:
+        # sanitizer config, where the fast paths must step aside cleanly;
+        # then arm64, whose copies use the generic, plain-store helpers.
+        for config, arch in KUNIT_KERNELS:
+            if config in skip or arch in skip:
                 continue
-            do("build", run_build, config)
-            if any(st.name == f"build {config}" and st.failed for st in steps):
+            built = do("build", run_build, config, arch)
+            if built is not None and built.failed:
                 continue
-            # KUnit, built into this kernel: with the template path on in
-            # the lab kernel, under KASAN in the debug one.
-            do("kunit", run_kunit, config)
-            do("guest", run_guest, config)
-        # KUnit on arm64 (kunit.py, TCG): the generic, plain-store copy
-        # fallback, and the page_ref_set tracepoint case without KASAN.
-        if "arm64" not in skip:
-            do("kunit", run_kunit, "kunit", "arm64")
+            do("kunit", run_kunit, config, arch)
+            if arch == kunit_runner.LAB_ARCH:
+                do("guest", run_guest, config)
         # Compile test: the HIGHMEM (page by page) fallbacks on 32-bit x86.
         if "highmem" not in skip:
             do("build", run_build, "highmem", "i386")

@@ -101,3 +101,28 @@ def test_guest_boots_and_probe_run_virtme_ng_with_the_venv_on_path(monkeypatch, 
     assert len(seen) == 2
     assert all(cmd == deps.vng_path() and path.split(":")[0] == venv_bin
                for cmd, path in seen)
+
+
+def test_bare_boot_runs_the_kernel_alone_and_exits_at_reset(tmp_path):
+    from memlab import kunit_runner
+    spec = guest.GuestSpec(arch="arm64", cpus=1, append=list(kunit_runner.RUN_SUITES_AT_BOOT))
+    cmd = guest.bare_command(spec, tmp_path / "Image")
+    assert cmd[0] == "qemu-system-aarch64"
+    assert "-no-reboot" in cmd and "-nodefaults" in cmd
+    assert cmd[cmd.index("-kernel") + 1] == str(tmp_path / "Image")
+    append = cmd[cmd.index("-append") + 1].split()
+    assert append[0] == "console=ttyAMA0"
+    assert "kunit.enable=1" in append and "kunit_shutdown=reboot" in append
+
+
+def test_a_compile_test_arch_is_not_booted(tmp_path):
+    with pytest.raises(LabError, match="i386 kernels are built, not booted"):
+        guest.bare_command(guest.GuestSpec(arch="i386"), tmp_path / "bzImage")
+
+
+def test_cross_builds_name_their_toolchain(tmp_path):
+    from memlab import build
+    args = build.make_args("arm64", tmp_path)
+    assert "ARCH=arm64" in args and "CROSS_COMPILE=aarch64-linux-gnu-" in args
+    assert "CC=ccache aarch64-linux-gnu-gcc" in args
+    assert not any(a.startswith("CROSS_COMPILE") for a in build.make_args("x86_64", tmp_path))

@@ -32,7 +32,7 @@ def test_lab_fragment_has_what_the_lab_needs():
                  "CONFIG_DEV_DAX", "CONFIG_DEV_DAX_PMEM", "CONFIG_TRANSPARENT_HUGEPAGE",
                  "CONFIG_FS_DAX", "CONFIG_MEMORY_HOTPLUG", "CONFIG_MEMORY_HOTREMOVE",
                  "CONFIG_SPARSEMEM_VMEMMAP", "CONFIG_HUGETLBFS", "CONFIG_DYNAMIC_DEBUG",
-                 "CONFIG_FTRACE", "CONFIG_KUNIT", "CONFIG_MODULES"):
+                 "CONFIG_KUNIT", "CONFIG_MODULES"):
         assert lab.get(name) == "y", name
 
 
@@ -40,7 +40,7 @@ def test_debug_fragment_includes_lab_and_adds_sanitizers():
     debug = kconfig.load_fragment("debug")
     assert debug["CONFIG_ZONE_DEVICE"] == "y"
     for name in ("CONFIG_KASAN", "CONFIG_DEBUG_VM", "CONFIG_PROVE_LOCKING",
-                 "CONFIG_DEBUG_PAGEALLOC"):
+                 "CONFIG_DEBUG_PAGE_REF"):
         assert debug[name] == "y", name
     assert debug["CONFIG_SLUB_TINY"] == "n"   # KASAN needs the full SLUB
 
@@ -64,3 +64,12 @@ def test_unknown_fragment_is_a_clear_error():
     with pytest.raises(LabError, match="unknown config 'nope'"):
         kconfig.load_fragment("nope")
     assert paths.CONFIGS.exists()
+
+
+def test_arm64_kunit_kernel_carries_the_suites_and_page_ref_tracepoints():
+    kunit = kconfig.load_fragment("kunit", "arm64")
+    for name in ("CONFIG_KUNIT", "CONFIG_MEMMAP_INIT_KUNIT_TEST",
+                 "CONFIG_CLEAR_PAGES_KUNIT_TEST", "CONFIG_ZONE_DEVICE",
+                 "CONFIG_DEBUG_PAGE_REF", "CONFIG_SERIAL_AMBA_PL011_CONSOLE"):
+        assert kunit.get(name) == "y", name
+    assert "CONFIG_KASAN" not in kunit   # the tracepoint case needs the template path on

@@ -142,7 +142,7 @@ SCENARIOS: dict[str, Scenario] = {
             description="fsdax map=dev (memmap on the device, altmap) on a 4 GB "
                         f"legacy pmem region, {REBINDS} unbind/bind, data checksummed",
             memory_gb=5, pmem_gb=4, env={"REBINDS": str(REBINDS), "MAP": "dev"},
-            check=check_rebinds),
+            check=check_rebinds, configs=("lab", "debug")),
         Scenario(
             name="fsdax-mem",
             script="fsdax-rebind",

@@ -39,7 +39,8 @@ def _boot(args: argparse.Namespace) -> int:
     result = guest.boot_and_run(
         guest.GuestSpec(variant=args.variant, config=args.config,
                         script=args.script, memory_gb=args.memory,
-                        pmem_gb=args.pmem, icount=args.icount, cpus=args.cpus,
+                        pmem_gb=args.pmem, accel="tcg-icount" if args.icount else None,
+                        cpus=args.cpus,
                         timeout=args.timeout, append=args.append or []))
     print(result.summary())
     return 0 if result.ok else 1

@@ -19,6 +19,10 @@ from .runner import LabError, run_logged, say, tail
 
 PMEM_START_GB = 4    # legacy pmem region starts above the 32-bit PCI hole
 
+# How a guest runs: under KVM, under QEMU's TCG on the wall clock, or under
+# TCG with -icount shift=0 (one vCPU; guest time = instructions executed).
+ACCELS = ("kvm", "tcg", "tcg-icount")
+
 
 @dataclass
 class GuestSpec:
@@ -27,7 +31,9 @@ class GuestSpec:
     script: str = "smoke"
     memory_gb: int = 2          # usable RAM besides the pmem region
     pmem_gb: int = 0            # memmap=<pmem>G!4G when > 0
-    icount: bool = False        # -icount shift=0: guest time = instructions
+    # One of ACCELS, chosen by the caller; None: KVM where the probe boot
+    # proves it works, else TCG.
+    accel: str | None = None
     cpus: int = 2
     timeout: int = 900
     append: list[str] = field(default_factory=list)
@@ -202,18 +208,31 @@ def require_guest_tools() -> None:
                        "qemu-system-x86)")
 
 
-def vng_command(spec: GuestSpec, image: Path, use_kvm: bool) -> list[str]:
+def resolve_accel(spec: GuestSpec, image: Path) -> str:
+    """The accelerator spec asks for; KVM only where the probe boot works."""
+    if spec.accel is None:
+        return "kvm" if kvm_usable(image) else "tcg"
+    if spec.accel not in ACCELS:
+        raise LabError(f"unknown accelerator {spec.accel!r} (known: {', '.join(ACCELS)})")
+    if spec.accel == "kvm" and not kvm_usable(image):
+        raise LabError("KVM was asked for and the KVM probe boot failed on this host "
+                       f"(see {KVM_PROBE_CACHE})")
+    return spec.accel
+
+
+def vng_command(spec: GuestSpec, image: Path, accel: str) -> list[str]:
     mem_gb, append = memory_layout(spec)
     script = script_path(spec.script)
+    icount = accel == "tcg-icount"
     cmd = [*vng_base_command(image), "--verbose",
-           "--memory", f"{mem_gb}G", "--cpus", str(1 if spec.icount else spec.cpus),
+           "--memory", f"{mem_gb}G", "--cpus", str(1 if icount else spec.cpus),
            "--cwd", str(paths.REPO)]
-    if not use_kvm:
+    if accel != "kvm":
         cmd += ["--disable-kvm", "--disable-microvm"]
     # loglevel=8: pr_debug lines, once enabled by the script, reach the console.
     for arg in append + ["loglevel=8"] + spec.append:
         cmd += ["--append", arg]
-    if spec.icount:
+    if icount:
         cmd += ["--qemu-opts", "-icount shift=0,sleep=off"]
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(spec.env.items()))
     cmd += ["--exec", f"{env} sh {shlex.quote(str(script))}".strip()]
@@ -231,12 +250,11 @@ def built_image(spec: GuestSpec) -> Path:
 def boot_and_run(spec: GuestSpec, failure_expected: bool = False) -> GuestResult:
     require_guest_tools()
     image = built_image(spec)
-    use_kvm = not spec.icount and kvm_usable(image)
-    accel = "kvm" if use_kvm else ("tcg-icount" if spec.icount else "tcg")
+    accel = resolve_accel(spec, image)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     name = Path(spec.script).stem
     log = paths.LOGS / "guest" / f"{stamp}-{name}-{spec.variant}-{spec.config}.log"
-    cmd = vng_command(spec, image, use_kvm)
+    cmd = vng_command(spec, image, accel)
     start = time.monotonic()
     try:
         rc = run_logged(cmd, log, f"guest {name} ({spec.variant}, {accel})",

@@ -108,10 +108,11 @@ class Scenario:
     # Configs the test suite runs it on.
     configs: tuple[str, ...] = ("lab",)
 
-    def spec(self, variant: str, config: str = "lab", icount: bool = False) -> guest.GuestSpec:
+    def spec(self, variant: str, config: str = "lab",
+             accel: str | None = None) -> guest.GuestSpec:
         return guest.GuestSpec(variant=variant, config=config, script=self.script,
                                memory_gb=self.memory_gb, pmem_gb=self.pmem_gb,
-                               icount=icount, env=resolve_env(self.env, variant, config),
+                               accel=accel, env=resolve_env(self.env, variant, config),
                                append=list(self.append))
 
     def problems(self, con: Console) -> list[str]:

@@ -1,4 +1,6 @@
 """Bench result parsing and tables, on captured real guest logs."""
+import pytest
+
 from memlab import bench, console
 from conftest import DATA
 
@@ -113,3 +115,19 @@ def test_devdax_log_with_udev_quiesced_repeats_within_the_limit():
     xs = scenario("devdax-rebind").samples(con)
     assert len(xs) == 3
     assert (max(xs) - min(xs)) / min(xs) < bench.REPEATABLE
+
+
+def test_each_mode_boots_its_guests_with_the_accelerator_its_label_names(monkeypatch):
+    # wall must not become KVM where a probe succeeds: the table says TCG.
+    seen = []
+
+    def fake_boot(spec, failure_expected=False):
+        seen.append(spec.accel)
+        raise bench.LabError("stop here")
+    monkeypatch.setattr(bench.guest, "boot_and_run", fake_boot)
+    sc = bench.scenarios(quick=True, pmem_gb=4)[0]
+    for mode in ("icount", "wall", "kvm"):
+        with pytest.raises(bench.LabError):
+            bench.measure(sc, "patched", mode)
+    assert seen == ["tcg-icount", "tcg", "kvm"]
+    assert set(bench.MODE_ACCELS) == set(bench.MODE_LABELS)

@@ -20,8 +20,8 @@ def test_pmem_layout_refuses_more_than_the_host_has(monkeypatch):
 
 def test_icount_uses_one_vcpu_and_tcg(monkeypatch, tmp_path):
     monkeypatch.setattr(guest, "host_available_gb", lambda: 23.0)
-    spec = guest.GuestSpec(script="hello", icount=True, cpus=2)
-    cmd = guest.vng_command(spec, tmp_path / "bzImage", use_kvm=False)
+    spec = guest.GuestSpec(script="hello", accel="tcg-icount", cpus=2)
+    cmd = guest.vng_command(spec, tmp_path / "bzImage", "tcg-icount")
     assert cmd[cmd.index("--cpus") + 1] == "1"
     assert "-icount shift=0,sleep=off" in cmd
     assert "--disable-kvm" in cmd
@@ -126,3 +126,22 @@ def test_cross_builds_name_their_toolchain(tmp_path):
     assert "ARCH=arm64" in args and "CROSS_COMPILE=aarch64-linux-gnu-" in args
     assert "CC=ccache aarch64-linux-gnu-gcc" in args
     assert not any(a.startswith("CROSS_COMPILE") for a in build.make_args("x86_64", tmp_path))
+
+
+def test_the_callers_accelerator_is_obeyed(monkeypatch, tmp_path):
+    # An explicit TCG guest stays on TCG even where KVM works.
+    monkeypatch.setattr(guest, "kvm_usable", lambda image: True)
+    assert guest.resolve_accel(guest.GuestSpec(accel="tcg"), tmp_path) == "tcg"
+    assert guest.resolve_accel(guest.GuestSpec(), tmp_path) == "kvm"
+    monkeypatch.setattr(guest, "host_available_gb", lambda: 23.0)
+    cmd = guest.vng_command(guest.GuestSpec(script="hello"), tmp_path / "bzImage", "tcg")
+    assert "--disable-kvm" in cmd and "--qemu-opts" not in cmd
+    cmd = guest.vng_command(guest.GuestSpec(script="hello"), tmp_path / "bzImage", "kvm")
+    assert "--disable-kvm" not in cmd
+
+
+def test_kvm_asked_for_where_the_probe_failed_is_an_error(monkeypatch, tmp_path):
+    monkeypatch.setattr(guest, "kvm_usable", lambda image: False)
+    assert guest.resolve_accel(guest.GuestSpec(), tmp_path) == "tcg"
+    with pytest.raises(LabError, match="KVM probe boot failed"):
+        guest.resolve_accel(guest.GuestSpec(accel="kvm"), tmp_path)

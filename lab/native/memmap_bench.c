@@ -5,23 +5,30 @@
  * from non-temporal stores).
  *
  *  - memmap init over a memmap the size of a DEVICE_GB device:
- *      slow      6.12's per-field writes (__init_single_page() +
- *                __init_zone_device_page()), with the built kernel's offsets
- *      copy      the template copy with plain stores
- *      copy_nt   the template copy with the series' stream_copy_u64s()
- *                (the very header of the patch) and a final drain
- *  - clearing: clear_page() per 4 KiB vs one clear over 2 MiB and 1 GiB runs
- *    (REP STOSB, as clear_pages() with ERMS)
- *  - the physical limit: MOVNTI and REP STOSB fills of the same buffer
+ *      slow         6.12's per-field writes (__init_single_page() +
+ *                   __init_zone_device_page()), with the built kernel's offsets
+ *      copy         a template copy per page with plain stores
+ *      copy_nt      a template copy per page with the series' streaming
+ *                   stores, the template read from memory for every page
+ *      template_nt  the series' own loop: stream_fill_u64s() (the very header
+ *                   of the patch) over one run per memory section, each
+ *                   drained, the template held in registers
+ *  - the limit: non-zero streaming fills of the same buffer from registers,
+ *    eight MOVNTI per 64 bytes, and the widest vector streaming store this
+ *    CPU has (64-byte ZMM, else two YMM, else four XMM per 64 bytes)
+ *  - zeroing: a REP STOSB fill of the same buffer; clear_page() per 4 KiB
+ *    vs one clear over 2 MiB and 1 GiB runs (REP STOSB, as clear_pages()
+ *    with ERMS)
  *
- * Each at 1 and 2 threads (the range split in halves), REPS repetitions;
- * one JSON object per line on stdout.
+ * Each at 1 and 2 threads (the range split in halves), REPS repetitions
+ * taken in turns; one JSON object per line on stdout.
  *
  * Built by memlab (lab/memlab/native.py) with -include of the generated
  * offsets header (memlab_offsets.h) and -I of the patch's headers.
  */
 #include <asm/stream_copy.h>	/* from the patch, through memlab's shim */
 
+#include <immintrin.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,7 +38,7 @@
 #include <time.h>
 
 #define PAGE_SZ 4096UL
-#define REPS 5
+#define REPS 9
 
 typedef void (*kernel_fn)(unsigned char *buf, size_t bytes, int thread);
 
@@ -92,9 +99,24 @@ static void memmap_copy_nt(unsigned char *buf, size_t bytes, int thread)
 	unsigned char *p;
 
 	for (p = buf; p < buf + bytes; p += STRUCT_PAGE_SIZE)
-		stream_copy_u64s((u64 *)p, (const u64 *)template_page,
-				 STRUCT_PAGE_SIZE / sizeof(u64));
+		stream_fill_u64s((u64 *)p, (const u64 *)template_page,
+				 STRUCT_PAGE_SIZE / sizeof(u64), 1);
 	stream_copy_drain();
+}
+
+/* As memmap_init_zone_device_from_template() streams order-0 pages. */
+static void memmap_template_nt(unsigned char *buf, size_t bytes, int thread)
+{
+	size_t run = PAGES_PER_SECTION * STRUCT_PAGE_SIZE, off;
+
+	for (off = 0; off < bytes; off += run) {
+		size_t len = run < bytes - off ? run : bytes - off;
+
+		stream_fill_u64s((u64 *)(buf + off), (const u64 *)template_page,
+				 STRUCT_PAGE_SIZE / sizeof(u64),
+				 len / STRUCT_PAGE_SIZE);
+		stream_copy_drain();
+	}
 }
 
 static void clear_per_page(unsigned char *buf, size_t bytes, int thread)
@@ -113,18 +135,65 @@ static void clear_runs(unsigned char *buf, size_t bytes, int thread)
 		rep_stosb(buf + off, clear_run < bytes - off ? clear_run : bytes - off);
 }
 
+/* The template's first 64 bytes, from registers, MOVNTI per word. */
 static void fill_movnti(unsigned char *buf, size_t bytes, int thread)
 {
-	uint64_t *p = (uint64_t *)buf, *end = (uint64_t *)(buf + bytes);
+	const uint64_t *t = (const uint64_t *)template_page;
+	uint64_t w0 = t[0], w1 = t[1], w2 = t[2], w3 = t[3];
+	uint64_t w4 = t[4], w5 = t[5], w6 = t[6], w7 = t[7];
+	unsigned char *p;
 
-	for (; p < end; p += 8) {
-		asm volatile("movnti %1, 0(%0)\n\tmovnti %1, 8(%0)\n\t"
-			     "movnti %1, 16(%0)\n\tmovnti %1, 24(%0)\n\t"
-			     "movnti %1, 32(%0)\n\tmovnti %1, 40(%0)\n\t"
-			     "movnti %1, 48(%0)\n\tmovnti %1, 56(%0)"
-			     : : "r" (p), "r" (0UL) : "memory");
-	}
+	for (p = buf; p + 64 <= buf + bytes; p += 64)
+		asm volatile("movnti %1, 0(%0)\n\tmovnti %2, 8(%0)\n\t"
+			     "movnti %3, 16(%0)\n\tmovnti %4, 24(%0)\n\t"
+			     "movnti %5, 32(%0)\n\tmovnti %6, 40(%0)\n\t"
+			     "movnti %7, 48(%0)\n\tmovnti %8, 56(%0)"
+			     : : "r" (p), "r" (w0), "r" (w1), "r" (w2), "r" (w3),
+			       "r" (w4), "r" (w5), "r" (w6), "r" (w7) : "memory");
 	asm volatile("sfence" : : : "memory");
+}
+
+/* The same 64 bytes from vector registers, with the widest streaming store. */
+__attribute__((target("avx512f")))
+static void fill_nt_zmm(unsigned char *buf, size_t bytes, int thread)
+{
+	__m512i v = _mm512_load_si512((const void *)template_page);
+	unsigned char *p;
+
+	for (p = buf; p + 64 <= buf + bytes; p += 64)
+		_mm512_stream_si512((void *)p, v);
+	_mm_sfence();
+}
+
+__attribute__((target("avx")))
+static void fill_nt_ymm(unsigned char *buf, size_t bytes, int thread)
+{
+	__m256i a = _mm256_load_si256((const void *)template_page);
+	__m256i b = _mm256_load_si256((const void *)(template_page + 32));
+	unsigned char *p;
+
+	for (p = buf; p + 64 <= buf + bytes; p += 64) {
+		_mm256_stream_si256((void *)p, a);
+		_mm256_stream_si256((void *)(p + 32), b);
+	}
+	_mm_sfence();
+}
+
+static void fill_nt_xmm(unsigned char *buf, size_t bytes, int thread)
+{
+	__m128i a = _mm_load_si128((const void *)template_page);
+	__m128i b = _mm_load_si128((const void *)(template_page + 16));
+	__m128i c = _mm_load_si128((const void *)(template_page + 32));
+	__m128i d = _mm_load_si128((const void *)(template_page + 48));
+	unsigned char *p;
+
+	for (p = buf; p + 64 <= buf + bytes; p += 64) {
+		_mm_stream_si128((void *)p, a);
+		_mm_stream_si128((void *)(p + 16), b);
+		_mm_stream_si128((void *)(p + 32), c);
+		_mm_stream_si128((void *)(p + 48), d);
+	}
+	_mm_sfence();
 }
 
 static void fill_stosb(unsigned char *buf, size_t bytes, int thread)
@@ -168,22 +237,46 @@ static double timed(kernel_fn fn, unsigned char *buf, size_t bytes, int nthreads
 	return now() - t0;
 }
 
-static void bench(const char *group, const char *name, kernel_fn fn,
-		  unsigned char *buf, size_t bytes, int nthreads, size_t run)
-{
+struct row {
+	const char *group;
+	const char *name;
+	kernel_fn fn;
+	size_t bytes;
+	size_t run;		/* clear_run for the clear kernels */
 	double secs[REPS];
+};
+
+static void print_row(const struct row *row, int nthreads)
+{
 	int r;
 
-	clear_run = run;
-	fn(buf, bytes < (64UL << 20) ? bytes : (64UL << 20), 0);	/* warm up */
-	for (r = 0; r < REPS; r++)
-		secs[r] = timed(fn, buf, bytes, nthreads);
 	printf("{\"group\": \"%s\", \"name\": \"%s\", \"threads\": %d, \"bytes\": %zu, "
-	       "\"seconds\": [", group, name, nthreads, bytes);
+	       "\"seconds\": [", row->group, row->name, nthreads, row->bytes);
 	for (r = 0; r < REPS; r++)
-		printf("%s%.6f", r ? ", " : "", secs[r]);
+		printf("%s%.6f", r ? ", " : "", row->secs[r]);
 	printf("]}\n");
 	fflush(stdout);
+}
+
+/*
+ * The repetitions take turns, one of each row per round, so that a slower
+ * spell of a shared host falls on all rows alike rather than on one.
+ */
+static void bench_rows(struct row *rows, int nr, unsigned char *buf, int nthreads)
+{
+	int i, r;
+
+	for (i = 0; i < nr; i++) {	/* warm up */
+		clear_run = rows[i].run;
+		rows[i].fn(buf, rows[i].bytes < (64UL << 20) ? rows[i].bytes : (64UL << 20), 0);
+	}
+	for (r = 0; r < REPS; r++)
+		for (i = 0; i < nr; i++) {
+			clear_run = rows[i].run;
+			rows[i].secs[r] = timed(rows[i].fn, buf, rows[i].bytes, nthreads);
+		}
+	for (i = 0; i < nr; i++)
+		print_row(&rows[i], nthreads);
 }
 
 int main(int argc, char **argv)
@@ -206,14 +299,26 @@ int main(int argc, char **argv)
 	printf("{\"struct_page_size\": %d, \"device_gb\": %.1f, \"memmap_bytes\": %zu}\n",
 	       STRUCT_PAGE_SIZE, device_gb, memmap);
 	for (t = 1; t <= 2; t++) {
-		bench("memmap", "slow", memmap_slow, buf, memmap, t, 0);
-		bench("memmap", "copy", memmap_copy, buf, memmap, t, 0);
-		bench("memmap", "copy_nt", memmap_copy_nt, buf, memmap, t, 0);
-		bench("limit", "movnti_fill", fill_movnti, buf, memmap, t, 0);
-		bench("limit", "stosb_fill", fill_stosb, buf, memmap, t, 0);
-		bench("clear", "per_4k", clear_per_page, buf, clear_bytes, t, 0);
-		bench("clear", "run_2m", clear_runs, buf, clear_bytes, t, 2UL << 20);
-		bench("clear", "run_1g", clear_runs, buf, clear_bytes, t, clear_bytes);
+		struct row rows[] = {
+			{ "memmap", "slow", memmap_slow, memmap, 0 },
+			{ "memmap", "copy", memmap_copy, memmap, 0 },
+			{ "memmap", "copy_nt", memmap_copy_nt, memmap, 0 },
+			{ "memmap", "template_nt", memmap_template_nt, memmap, 0 },
+			{ "limit", "movnti_fill", fill_movnti, memmap, 0 },
+			{ "limit", "xmm_nt_fill", fill_nt_xmm, memmap, 0 },
+			{ "zero", "stosb_fill", fill_stosb, memmap, 0 },
+			{ "clear", "per_4k", clear_per_page, clear_bytes, 0 },
+			{ "clear", "run_2m", clear_runs, clear_bytes, 2UL << 20 },
+			{ "clear", "run_1g", clear_runs, clear_bytes, clear_bytes },
+		};
+		struct row *vector = &rows[5];
+
+		/* The widest vector streaming store this CPU has. */
+		if (__builtin_cpu_supports("avx512f"))
+			*vector = (struct row){ "limit", "zmm_nt_fill", fill_nt_zmm, memmap, 0 };
+		else if (__builtin_cpu_supports("avx"))
+			*vector = (struct row){ "limit", "ymm_nt_fill", fill_nt_ymm, memmap, 0 };
+		bench_rows(rows, sizeof(rows) / sizeof(rows[0]), buf, t);
 	}
 	return 0;
 }

@@ -14,13 +14,17 @@ def test_summary_relates_each_kernel_to_the_best_fill():
     recs = [{"struct_page_size": 64},
             {"group": "limit", "name": "movnti_fill", "threads": 1, "bytes": 10**9,
              "seconds": [0.1, 0.1, 0.2]},
-            {"group": "limit", "name": "stosb_fill", "threads": 1, "bytes": 10**9,
+            {"group": "limit", "name": "ymm_nt_fill", "threads": 1, "bytes": 10**9,
              "seconds": [0.2, 0.2, 0.2]},
+            {"group": "zero", "name": "stosb_fill", "threads": 1, "bytes": 10**9,
+             "seconds": [0.05, 0.05, 0.05]},
             {"group": "memmap", "name": "slow", "threads": 1, "bytes": 10**9,
              "seconds": [0.4, 0.5, 0.4]}]
     rows = native.summarize(recs)
     slow = next(r for r in rows if r["name"] == "slow")
     assert round(slow["gbps"], 3) == 2.5
     assert round(slow["pct_of_limit"]) == 25
+    # A zero fill is faster by other means: never the limit, never relative.
+    assert next(r for r in rows if r["name"] == "stosb_fill")["pct_of_limit"] is None
     assert "| memmap | slow | 1 | 400.0 | 400.0-500.0 | 2.50 | 25% |" in native.markdown(
         {"struct_page_size": 64, "device_gb": 100.0, "memmap_bytes": 1 << 30}, rows, "cpu")

@@ -135,6 +135,9 @@ static void clear_runs(unsigned char *buf, size_t bytes, int thread)
 		rep_stosb(buf + off, clear_run < bytes - off ? clear_run : bytes - off);
 }
 
+/* The fills store the template's first 64 bytes per 64 bytes of buffer. */
+_Static_assert(STRUCT_PAGE_SIZE >= 64, "the limit fills read 64 template bytes");
+
 /* The template's first 64 bytes, from registers, MOVNTI per word. */
 static void fill_movnti(unsigned char *buf, size_t bytes, int thread)
 {

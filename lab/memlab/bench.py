@@ -29,6 +29,22 @@ REFERENCE = {
 }
 
 
+@dataclass(frozen=True)
+class Variant:
+    """A kernel as the bench boots it: a build and its command line."""
+    name: str
+    kernel: str                        # the build: base or patched
+    append: tuple[str, ...] = ()
+
+
+BASE = Variant("base", "base")
+PATCHED = Variant("patched", "patched")
+# The patched kernel with each memmap range on one thread: what the series'
+# parallel init gains is PATCHED against this, on the same kernel.
+ONE_THREAD = Variant("patched-1thread", "patched",
+                     ("mm_init.zone_device_init_threads=1",))
+
+
 @dataclass
 class BenchScenario:
     """A test scenario (scenarios.SCENARIOS), resized for measuring: the
@@ -41,6 +57,12 @@ class BenchScenario:
     result_ns: str | None = None
     # Rebind protocols: the first memmap init (the bind) is reported apart.
     first_bind_apart: bool = False
+    # Timed work the series spreads over the CPUs: with more than one vCPU
+    # the patched kernel is also measured on one thread.
+    parallel: bool = False
+
+    def variants(self, vcpus: int) -> list[Variant]:
+        return [BASE, PATCHED] + ([ONE_THREAD] if self.parallel and vcpus > 1 else [])
 
     def samples(self, con: guest.console.Console) -> list[float]:
         """Microseconds per sample, from a parsed console."""
@@ -73,14 +95,16 @@ def scenarios(quick: bool, pmem_gb: int | None) -> list[BenchScenario]:
     return [
         BenchScenario("fsdax-rebind", known["fsdax-dev"].sized(
             4, pmem, REBINDS=rebinds, DATA_MIB="4"),
-            f"memmap init per rebind, {pmem} GB fsdax map=dev", first_bind_apart=True),
+            f"memmap init per rebind, {pmem} GB fsdax map=dev", first_bind_apart=True,
+            parallel=True),
         BenchScenario("devdax-rebind", known["devdax-2m"].sized(
             4, pmem, REBINDS=rebinds, DATA_MIB="4"),
-            f"memmap init per rebind, {pmem} GB devdax align=2M", first_bind_apart=True),
+            f"memmap init per rebind, {pmem} GB devdax align=2M", first_bind_apart=True,
+            parallel=True),
         BenchScenario("device-private", known["device-private"].sized(
             3 + 2 * chunk_gb // 64, LOADS="3" if quick else "10",
             CHUNK_MB=str(chunk_gb * 1024)),
-            f"memremap of {chunk_gb} GB DEVICE_PRIVATE"),
+            f"memremap of {chunk_gb} GB DEVICE_PRIVATE", parallel=True),
         BenchScenario("hugetlb-init-on-alloc", known["hugetlb-init-on-alloc"].sized(
             3 + hugepages * 2 // 1024, HUGEPAGES=str(hugepages), THP_MIB="16",
             CHECK_MIB="64" if quick else "256", DIRTY_MIB=str(dirty_mib)),
@@ -137,10 +161,42 @@ def _row(name: str, metric: str, stats: dict, reference: str) -> str:
             f"{span(p)} | {n} | {reference} |")
 
 
+def _parallel_row(name: str, stats: dict) -> str | None:
+    one, all_, base = (stats.get(v.name) for v in (ONE_THREAD, PATCHED, BASE))
+    if not one:
+        return None
+    if not all_ or not base:
+        return f"| {name} | {one['median']:.1f} | n/a | n/a | n/a | | | |"
+    ratio = f"{all_['median'] / one['median']:.3f}" if one["median"] else "n/a"
+    return (f"| {name} | {one['median']:.1f} | {all_['median']:.1f} | {ratio} | "
+            f"{base['median']:.1f} | {one['minimum']:.1f}-{one['maximum']:.1f} | "
+            f"{all_['minimum']:.1f}-{all_['maximum']:.1f} | {one['n']}/{all_['n']} |")
+
+
+def parallel_markdown(result: dict) -> list[str]:
+    """The patched kernel on one thread per range vs on all vCPUs."""
+    vcpus = result.get("guest_vcpus", 1)
+    if vcpus < 2:
+        return ["", f"Parallel memmap init: not measured in this mode. The guests have "
+                f"{vcpus} vCPU; under -icount all vCPUs share one instruction clock, so "
+                "a parallel gain cannot show here (see `memlab bench --mode wall`)."]
+    rows = [r for name, row in result["scenarios"].items()
+            if (r := _parallel_row(name, row["stats"]))]
+    if not rows:
+        return []
+    return ["", f"Parallel memmap init, patched kernel, {vcpus} vCPUs: each range on one "
+            f"thread (`{' '.join(ONE_THREAD.append)}`) vs shared among all vCPUs "
+            "(the default), and base:", "",
+            "| scenario | one thread median (us) | all vCPUs median (us) | all/one | "
+            "base median (us) | one min-max | all min-max | n |",
+            "|---|---:|---:|---:|---:|---|---|---:|", *rows]
+
+
 def markdown(result: dict) -> str:
     mode = result["mode"]
     lines = [f"### memlab bench ({mode}: {MODE_LABELS[mode]})", "",
-             f"{result['date']}, host {result['host_cpu']}, kernels "
+             f"{result['date']}, host {result['host_cpu']}, "
+             f"{result.get('guest_vcpus', '?')} vCPU guests, kernels "
              f"{result['kernels'].get('base', '?')} (base) / "
              f"{result['kernels'].get('patched', '?')} (patched)"
              + (", quick sizes" if result.get("quick") else "")
@@ -161,6 +217,7 @@ def markdown(result: dict) -> str:
                   f"{100 * REPEATABLE:.0f}%):"]
         lines += [f"- {key}: {', '.join(f'{m:.1f}' for m in r['round_medians'])} us, "
                   f"spread {100 * r['spread']:.2f}%" for key, r in rep.items()]
+    lines += parallel_markdown(result)
     return "\n".join(lines) + "\n"
 
 
@@ -170,9 +227,11 @@ def default_mode() -> str:
     return "kvm" if guest.kvm_usable(_image("base")) else "icount"
 
 
-def measure(sc: BenchScenario, variant: str, mode: str) -> tuple[list[float], float | None, str, str]:
+def measure(sc: BenchScenario, variant: Variant,
+            mode: str) -> tuple[list[float], float | None, str, str]:
     """One boot: samples (us), first bind (us), kernel release, log path."""
-    spec = sc.scenario.spec(variant, accel=MODE_ACCELS[mode])
+    spec = sc.scenario.spec(variant.kernel, accel=MODE_ACCELS[mode])
+    spec.append += variant.append
     spec.timeout = 3600
     res = guest.boot_and_run(spec)
     problems = res.problems() + sc.scenario.problems(res.console)
@@ -204,27 +263,30 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
         raise LabError("--mode kvm: the KVM probe boot failed on this host")
     # icount is deterministic: one round per kernel, a second to prove it.
     rounds = rounds or (2 if mode == "icount" else 5)
+    vcpus = guest.vcpus(guest.GuestSpec(accel=MODE_ACCELS[mode]))
     samples: dict[str, dict[str, list[float]]] = {}
     first: dict[str, dict[str, list[float]]] = {}
     logs: dict[str, list[str]] = {}
     kernels: dict[str, str] = {}
     start = time.monotonic()
     for sc in chosen:
-        samples[sc.name] = {"base": [], "patched": []}
-        first[sc.name] = {"base": [], "patched": []}
+        variants = sc.variants(vcpus)
+        samples[sc.name] = {v.name: [] for v in variants}
+        first[sc.name] = {v.name: [] for v in variants}
         logs[sc.name] = []
         for r in range(rounds):
-            for variant in ("base", "patched"):
-                say(f"bench {sc.name}: round {r + 1}/{rounds}, {variant} "
+            for variant in variants:
+                say(f"bench {sc.name}: round {r + 1}/{rounds}, {variant.name} "
                     f"({time.monotonic() - start:.0f}s elapsed)")
                 xs, fb, release, log = measure(sc, variant, mode)
-                samples[sc.name][variant] += xs
+                samples[sc.name][variant.name] += xs
                 if fb is not None:
-                    first[sc.name][variant].append(fb)
-                kernels[variant] = release
+                    first[sc.name][variant.name].append(fb)
+                kernels[variant.kernel] = release
                 logs[sc.name].append(log)
     result = {
         "mode": mode, "label": MODE_LABELS[mode], "quick": quick, "rounds": rounds,
+        "guest_vcpus": vcpus,
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "elapsed_s": round(time.monotonic() - start),
         "host_cpu": host_cpu(), "host": platform.node(),

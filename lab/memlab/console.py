@@ -20,6 +20,9 @@ _FAILURES: list[tuple[str, re.Pattern[str]]] = [
 
 _MEMMAP = re.compile(r"memmap_init_zone_device initialised (?P<pages>\d+) pages "
                      r"in (?P<ns>\d+)ns")
+# The series' own pr_debug line: how many threads shared one range.
+_SHARED = re.compile(r"memmap_init_zone_device initialised (?P<pages>\d+) pages in \d+ms, "
+                     r"up to (?P<threads>\d+) threads, (?P<workers>\d+) chunks by workers")
 _RESULT = re.compile(r"^MEMLAB (?P<body>.*)$")
 _KV = re.compile(r"(\w+)=(\S*)")
 
@@ -40,16 +43,36 @@ class MemmapInit:
 
     pages: int
     ns: int
+    # The console timestamp of the line, printed when the call returned.
+    end_s: float = 0.0
 
     @property
     def us(self) -> float:
         return self.ns / 1000.0
+
+    @property
+    def start_s(self) -> float:
+        return self.end_s - self.ns / 1e9
+
+    def overlaps(self, other: "MemmapInit") -> bool:
+        """Whether the two calls ran at the same time, at least in part."""
+        return self.start_s < other.end_s and other.start_s < self.end_s
+
+
+@dataclass(frozen=True)
+class MemmapShare:
+    """How one memmap_init_zone_device() range was shared among threads."""
+
+    pages: int
+    threads: int        # the caller and the workers it queued to
+    by_workers: int     # chunks that workers, not the caller, initialized
 
 
 @dataclass
 class Console:
     failures: list[Failure] = field(default_factory=list)
     memmap_inits: list[MemmapInit] = field(default_factory=list)
+    memmap_shares: list[MemmapShare] = field(default_factory=list)
     results: list[dict[str, str]] = field(default_factory=list)
 
     def result(self, key: str) -> str | None:
@@ -58,12 +81,6 @@ class Console:
             if key in r:
                 return r[key]
         return None
-
-
-def kernel_text(line: str) -> str | None:
-    """The message of a kernel log line, or None for other output."""
-    m = _KMSG.match(line)
-    return m.group("text") if m else None
 
 
 def parse(text: str, kunit_lines_fail: bool = False) -> Console:
@@ -79,12 +96,20 @@ def parse(text: str, kunit_lines_fail: bool = False) -> Console:
         if m:
             con.results.append(dict(_KV.findall(m.group("body"))))
             continue
-        msg = kernel_text(line)
-        if msg is None:
+        km = _KMSG.match(line)
+        if km is None:
             continue
+        msg = km.group("text")
         mi = _MEMMAP.search(msg)
         if mi:
-            con.memmap_inits.append(MemmapInit(int(mi.group("pages")), int(mi.group("ns"))))
+            con.memmap_inits.append(MemmapInit(int(mi.group("pages")), int(mi.group("ns")),
+                                               float(km.group("ts"))))
+            continue
+        ms = _SHARED.search(msg)
+        if ms:
+            con.memmap_shares.append(MemmapShare(int(ms.group("pages")),
+                                                 int(ms.group("threads")),
+                                                 int(ms.group("workers"))))
             continue
         for kind, pattern in _FAILURES:
             if kind == "KUnit failure" and not kunit_lines_fail:

@@ -31,6 +31,7 @@ class GuestSpec:
     script: str = "smoke"
     memory_gb: int = 2          # usable RAM besides the pmem region
     pmem_gb: int = 0            # memmap=<pmem>G!4G when > 0
+    pmem_regions: int = 1       # the pmem split into this many regions
     # One of ACCELS, chosen by the caller; None: KVM where the probe boot
     # proves it works, else TCG.
     accel: str | None = None
@@ -87,17 +88,31 @@ def host_available_gb() -> float:
     return 0.0
 
 
-def memory_layout(spec: GuestSpec) -> tuple[int, list[str]]:
-    """Guest -m size in GB and the memmap= option for the pmem region.
+# RAM between two pmem regions, so that the kernel keeps them apart (it
+# merges adjacent ranges of one type into one region).
+PMEM_GAP_GB = 1
 
-    q35 keeps 2 GB below the PCI hole; the pmem region is carved out of RAM
-    starting at 4 GB, so -m = usable RAM + pmem.
+
+def memory_layout(spec: GuestSpec) -> tuple[int, list[str]]:
+    """Guest -m size in GB and the memmap= options for the pmem regions.
+
+    q35 keeps 2 GB below the PCI hole; the pmem regions are carved out of
+    RAM starting at 4 GB, each PMEM_GAP_GB of RAM after the one before, so
+    -m = usable RAM (gaps included) + pmem.
     """
     if spec.pmem_gb < 0 or spec.memory_gb < 1:
         raise LabError("guest needs at least 1 GB of RAM and a non-negative pmem size")
     if spec.pmem_gb and spec.memory_gb < 2:
         raise LabError("with a pmem region the guest needs --memory >= 2 "
                        "(the RAM below 4 GB)")
+    regions = spec.pmem_regions
+    if regions < 1 or spec.pmem_gb % regions:
+        raise LabError(f"{spec.pmem_gb} GB of pmem does not split into "
+                       f"{regions} regions of whole GB")
+    if spec.pmem_gb and spec.memory_gb < 2 + (regions - 1) * PMEM_GAP_GB:
+        raise LabError(f"{regions} pmem regions need --memory >= "
+                       f"{2 + (regions - 1) * PMEM_GAP_GB} (the RAM below 4 GB and "
+                       "between the regions)")
     total = spec.memory_gb + spec.pmem_gb
     need = total + 1   # QEMU itself
     have = host_available_gb()
@@ -105,7 +120,9 @@ def memory_layout(spec: GuestSpec) -> tuple[int, list[str]]:
         raise LabError(f"the guest needs {total} GB (RAM {spec.memory_gb} + pmem "
                        f"{spec.pmem_gb}) and the host has {have:.1f} GB available: "
                        "choose a smaller --pmem/--memory")
-    append = [f"memmap={spec.pmem_gb}G!{PMEM_START_GB}G"] if spec.pmem_gb else []
+    size = spec.pmem_gb // regions
+    append = [f"memmap={size}G!{PMEM_START_GB + i * (size + PMEM_GAP_GB)}G"
+              for i in range(regions)] if spec.pmem_gb else []
     return total, append
 
 
@@ -220,12 +237,18 @@ def resolve_accel(spec: GuestSpec, image: Path) -> str:
     return spec.accel
 
 
+def vcpus(spec: GuestSpec, accel: str | None = None) -> int:
+    """The guest's vCPUs: one under -icount, whose instruction clock all
+    vCPUs would share (a second one only adds its instructions)."""
+    return 1 if (accel or spec.accel) == "tcg-icount" else spec.cpus
+
+
 def vng_command(spec: GuestSpec, image: Path, accel: str) -> list[str]:
     mem_gb, append = memory_layout(spec)
     script = script_path(spec.script)
     icount = accel == "tcg-icount"
     cmd = [*vng_base_command(image), "--verbose",
-           "--memory", f"{mem_gb}G", "--cpus", str(1 if icount else spec.cpus),
+           "--memory", f"{mem_gb}G", "--cpus", str(vcpus(spec, accel)),
            "--cwd", str(paths.REPO)]
     if accel != "kvm":
         cmd += ["--disable-kvm", "--disable-microvm"]

@@ -50,6 +50,50 @@ def check_rebinds(con: Console, env: dict[str, str]) -> list[str]:
     return problems
 
 
+def check_pair(con: Console, env: dict[str, str]) -> list[str]:
+    """Two fsdax devices bound at once, ROUNDS times: one memmap init per
+    bind over its pfn device's pages, each shared among all the guest's CPUs
+    (up to the kernel's cap, as the guest read it), and both devices' data
+    intact."""
+    problems = []
+    rounds = int(env["ROUNDS"])
+    if con.result("done") != "1":
+        problems.append("scenario did not report done=1")
+    binds = 2 * (1 + rounds)
+    sizes = [_int(con.result(f"pfn_size{r}")) for r in (0, 1)]
+    if None in sizes:
+        return problems + ["scenario did not report both pfn device sizes"]
+    expected_pages = {size // PAGE_SIZE for size in sizes if size}
+    inits = con.memmap_inits
+    if len(inits) != binds:
+        problems.append(f"expected {binds} memmap_init_zone_device() calls "
+                        f"(2 devices x (1 bind + {rounds} concurrent rebinds)), "
+                        f"saw {len(inits)}")
+    wrong = [i.pages for i in inits if i.pages not in expected_pages]
+    if wrong:
+        problems.append(f"memmap init over {wrong} pages, expected {sorted(expected_pages)}")
+    # Each round's two binds start together; their memmap inits must meet
+    # at least once, or the scenario proved nothing about running at once.
+    pairs = list(zip(inits[2::2], inits[3::2]))
+    if pairs and not any(a.overlaps(b) for a, b in pairs):
+        problems.append(f"the two devices' memmap inits never ran at the same time "
+                        f"in {len(pairs)} rounds")
+    cpus = _int(con.result("cpus")) or 0
+    threads = max(1, min(cpus, _int(con.result("thread_cap")) or 0))
+    shares = con.memmap_shares
+    if len(shares) != binds:
+        problems.append(f"expected {binds} lines of threads per range, saw {len(shares)}")
+    unshared = [s.threads for s in shares if s.threads != threads]
+    if unshared:
+        problems.append(f"ranges shared among {unshared} threads, expected {threads} "
+                        f"({cpus} CPUs)")
+    for r in (0, 1):
+        before, after = con.result(f"checksum_before{r}"), con.result(f"checksum_after{r}")
+        if not before or before != after:
+            problems.append(f"pmem{r} data checksum before {before} != after {after}")
+    return problems
+
+
 def check_device_private(con: Console, env: dict[str, str]) -> list[str]:
     """test_hmm: every load memremaps one CHUNK_MB DEVICE_PRIVATE chunk per
     device."""
@@ -100,6 +144,7 @@ class Scenario:
     description: str
     memory_gb: int = 2
     pmem_gb: int = 0
+    pmem_regions: int = 1
     env: dict[str, str] = field(default_factory=dict)
     append: list[str] = field(default_factory=list)   # kernel command line
     check: Callable[[Console, dict[str, str]], list[str]] = lambda con, env: []
@@ -112,6 +157,7 @@ class Scenario:
              accel: str | None = None) -> guest.GuestSpec:
         return guest.GuestSpec(variant=variant, config=config, script=self.script,
                                memory_gb=self.memory_gb, pmem_gb=self.pmem_gb,
+                               pmem_regions=self.pmem_regions,
                                accel=accel, env=resolve_env(self.env, variant, config),
                                append=list(self.append))
 
@@ -169,6 +215,14 @@ SCENARIOS: dict[str, Scenario] = {
             memory_gb=5, pmem_gb=4,
             env={"REBINDS": str(REBINDS), "ALIGN": "1G"},
             check=check_rebinds),
+        Scenario(
+            name="fsdax-pair",
+            script="fsdax-pair",
+            description="two 2 GB fsdax map=dev namespaces on two pmem regions, "
+                        f"bound at the same time x{REBINDS}, each memmap init shared "
+                        "among the CPUs, data checksummed",
+            memory_gb=5, pmem_gb=4, pmem_regions=2,
+            env={"ROUNDS": str(REBINDS)}, check=check_pair, configs=("lab", "debug")),
         Scenario(
             name="device-private",
             script="device-private",

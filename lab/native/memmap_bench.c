@@ -20,7 +20,8 @@
  *    vs one clear over 2 MiB and 1 GiB runs (REP STOSB, as clear_pages()
  *    with ERMS)
  *
- * Each at 1 and 2 threads (the range split in halves), REPS repetitions
+ * Each at 1 and 2 threads (the range shared out in whole sections' memmaps,
+ * as the kernel shares a ZONE_DEVICE range among threads), REPS repetitions
  * taken in turns; one JSON object per line on stdout.
  *
  * Built by memlab (lab/memlab/native.py) with -include of the generated
@@ -220,19 +221,34 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/*
+ * Where thread i of nthreads starts, as the kernel shares out a range: in
+ * whole units (the memmap of one memory section) from the start, the units
+ * shared out evenly.
+ */
+static size_t chunk_start(size_t bytes, int i, int nthreads)
+{
+	const size_t unit = PAGES_PER_SECTION * STRUCT_PAGE_SIZE;
+	size_t nr_units = (bytes + unit - 1) / unit;
+	size_t start = nr_units * i / nthreads * unit;
+
+	return start < bytes ? start : bytes;
+}
+
 /* Seconds for fn over buf, split across nthreads. */
 static double timed(kernel_fn fn, unsigned char *buf, size_t bytes, int nthreads)
 {
 	pthread_t tid[2];
 	struct job jobs[2];
-	size_t part = bytes / nthreads / 4096 * 4096;
 	double t0;
 	int i;
 
 	t0 = now();
 	for (i = 0; i < nthreads; i++) {
-		jobs[i] = (struct job){ fn, buf + i * part,
-					i == nthreads - 1 ? bytes - i * part : part, i };
+		size_t start = chunk_start(bytes, i, nthreads);
+
+		jobs[i] = (struct job){ fn, buf + start,
+					chunk_start(bytes, i + 1, nthreads) - start, i };
 		pthread_create(&tid[i], NULL, run_job, &jobs[i]);
 	}
 	for (i = 0; i < nthreads; i++)

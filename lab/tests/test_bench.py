@@ -122,12 +122,42 @@ def test_each_mode_boots_its_guests_with_the_accelerator_its_label_names(monkeyp
     seen = []
 
     def fake_boot(spec, failure_expected=False):
-        seen.append(spec.accel)
+        seen.append((spec.accel, spec.variant, spec.append[-1:]))
         raise bench.LabError("stop here")
     monkeypatch.setattr(bench.guest, "boot_and_run", fake_boot)
     sc = bench.scenarios(quick=True, pmem_gb=4)[0]
     for mode in ("icount", "wall", "kvm"):
         with pytest.raises(bench.LabError):
-            bench.measure(sc, "patched", mode)
-    assert seen == ["tcg-icount", "tcg", "kvm"]
+            bench.measure(sc, bench.PATCHED, mode)
+    assert [accel for accel, _, _ in seen] == ["tcg-icount", "tcg", "kvm"]
+    # The one-thread variant: the patched kernel, told so on its command line.
+    with pytest.raises(bench.LabError):
+        bench.measure(sc, bench.ONE_THREAD, "wall")
+    assert seen[-1] == ("tcg", "patched", ["mm_init.zone_device_init_threads=1"])
     assert set(bench.MODE_ACCELS) == set(bench.MODE_LABELS)
+
+
+def test_one_thread_variant_only_with_vcpus_to_share():
+    fsdax, hugetlb = scenario("fsdax-rebind"), scenario("hugetlb-init-on-alloc")
+    assert [v.name for v in fsdax.variants(2)] == ["base", "patched", "patched-1thread"]
+    assert [v.name for v in fsdax.variants(1)] == ["base", "patched"]
+    assert [v.name for v in hugetlb.variants(2)] == ["base", "patched"]
+    assert bench.ONE_THREAD.kernel == "patched"
+    assert bench.ONE_THREAD.append == ("mm_init.zone_device_init_threads=1",)
+
+
+def test_parallel_table_compares_all_vcpus_with_one_thread():
+    result = _result()
+    result["mode"], result["guest_vcpus"] = "wall", 2
+    result["scenarios"]["fsdax-rebind"]["stats"] = bench.variant_stats(
+        {"base": [100.0], "patched": [30.0, 32.0], "patched-1thread": [50.0, 52.0]})
+    table = bench.markdown(result)
+    assert "2 vCPUs" in table
+    row = [ln for ln in table.splitlines() if ln.startswith("| fsdax-rebind")][-1]
+    assert row == "| fsdax-rebind | 51.0 | 31.0 | 0.608 | 100.0 | 50.0-52.0 | 30.0-32.0 | 2/2 |"
+
+
+def test_icount_table_says_why_there_is_no_parallel_row():
+    result = _result()
+    result["guest_vcpus"] = 1
+    assert "under -icount all vCPUs share one instruction clock" in bench.markdown(result)

@@ -1,6 +1,8 @@
 """Console parsing on captured real guest logs (lab/tests/data/guest-*.log)."""
+from dataclasses import replace
+
 from memlab import console
-from memlab.scenarios import check_rebinds
+from memlab.scenarios import check_pair, check_rebinds
 from conftest import DATA
 
 
@@ -61,7 +63,7 @@ def test_each_failure_kind_is_recognized():
 def test_memmap_line_is_parsed():
     line = "[   12.5] memmap_init_zone_device initialised 1015808 pages in 734512345ns"
     con = console.parse(line)
-    assert con.memmap_inits == [console.MemmapInit(1015808, 734512345)]
+    assert con.memmap_inits == [console.MemmapInit(1015808, 734512345, end_s=12.5)]
     assert con.memmap_inits[0].us == 734512.345
 
 
@@ -72,3 +74,34 @@ def test_zeroing_log_passes_and_a_dirty_page_fails():
     assert check_zeroing(con, {}) == []
     con.results.append({"file_first_nonzero": "4096"})
     assert any("not zero at byte 4096" in p for p in check_zeroing(con, {}))
+
+
+def test_fsdax_pair_log_passes_the_pair_checks():
+    con = console.parse(read("guest-fsdax-pair.log"))
+    assert not con.failures
+    assert check_pair(con, {"ROUNDS": "3"}) == []
+    assert [s.threads for s in con.memmap_shares] == [2] * 8
+
+
+def test_threads_line_is_parsed():
+    con = console.parse("[   15.92] memmap_init_zone_device initialised 515584 pages in "
+                        "12ms, up to 2 threads, 1 chunks by workers\n")
+    assert con.memmap_shares == [console.MemmapShare(515584, 2, 1)]
+    assert con.memmap_inits == []
+
+
+def test_pair_check_reports_one_thread_and_binds_one_after_the_other():
+    con = console.parse(read("guest-fsdax-pair.log"))
+    con.memmap_shares[3] = console.MemmapShare(515584, 1, 0)
+    # Every round's second init moved to a second after the first ended.
+    con.memmap_inits = [replace(i, end_s=i.end_s + n * 1.0)
+                        for n, i in enumerate(con.memmap_inits)]
+    problems = " | ".join(check_pair(con, {"ROUNDS": "3"}))
+    assert "ranges shared among [1] threads, expected 2 (2 CPUs)" in problems
+    assert "never ran at the same time in 3 rounds" in problems
+
+
+def test_memmap_inits_overlap_by_their_console_times():
+    a = console.MemmapInit(1, 10_000_000, end_s=1.010)     # 1.000 .. 1.010
+    assert a.overlaps(console.MemmapInit(1, 10_000_000, end_s=1.015))
+    assert not a.overlaps(console.MemmapInit(1, 5_000_000, end_s=1.016))

@@ -145,3 +145,24 @@ def test_kvm_asked_for_where_the_probe_failed_is_an_error(monkeypatch, tmp_path)
     assert guest.resolve_accel(guest.GuestSpec(), tmp_path) == "tcg"
     with pytest.raises(LabError, match="KVM probe boot failed"):
         guest.resolve_accel(guest.GuestSpec(accel="kvm"), tmp_path)
+
+
+def test_pmem_regions_are_kept_apart_by_ram(monkeypatch):
+    monkeypatch.setattr(guest, "host_available_gb", lambda: 23.0)
+    total, append = guest.memory_layout(guest.GuestSpec(memory_gb=5, pmem_gb=4,
+                                                        pmem_regions=2))
+    assert total == 9
+    assert append == ["memmap=2G!4G", "memmap=2G!7G"]
+
+
+def test_pmem_regions_must_split_and_fit(monkeypatch):
+    monkeypatch.setattr(guest, "host_available_gb", lambda: 23.0)
+    with pytest.raises(LabError, match="does not split into 2 regions"):
+        guest.memory_layout(guest.GuestSpec(memory_gb=5, pmem_gb=3, pmem_regions=2))
+    with pytest.raises(LabError, match="3 pmem regions need --memory >= 4"):
+        guest.memory_layout(guest.GuestSpec(memory_gb=3, pmem_gb=3, pmem_regions=3))
+
+
+def test_wall_guests_keep_their_vcpus():
+    assert guest.vcpus(guest.GuestSpec(accel="tcg", cpus=2)) == 2
+    assert guest.vcpus(guest.GuestSpec(accel="tcg-icount", cpus=2)) == 1

@@ -18,17 +18,19 @@ def plot(result: dict, outdir: Path) -> list[Path]:
     written = []
     mode = result["mode"]
     for name, row in result["scenarios"].items():
-        base, patched = row["samples"].get("base", []), row["samples"].get("patched", [])
-        if not base and not patched:
+        # base, patched, and any other variant the run measured.
+        variants = [v for v, xs in row["samples"].items() if xs]
+        if not variants:
             continue
         fig, ax = plt.subplots(figsize=(6, 4))
-        ax.boxplot([base, patched], showfliers=False)
-        for i, xs in enumerate((base, patched), 1):
+        ax.boxplot([row["samples"][v] for v in variants], showfliers=False)
+        for i, v in enumerate(variants, 1):
+            xs = row["samples"][v]
             ax.scatter([i] * len(xs), xs, s=10, alpha=0.6)
-        ax.set_xticks([1, 2], ["base", "patched"])
+        ax.set_xticks(range(1, len(variants) + 1), variants)
         ax.set_ylabel("microseconds" + (" (emulated, -icount)" if mode == "icount" else
                                         " (emulated, TCG wall)" if mode == "wall" else ""))
-        ax.set_title(f"{name}: {row['metric']}")
+        ax.set_title(f"{name}\n{row['metric']}", fontsize=10)
         ax.set_ylim(bottom=0)
         fig.tight_layout()
         path = outdir / f"{name}.png"

@@ -26,5 +26,13 @@ def test_summary_relates_each_kernel_to_the_best_fill():
     assert round(slow["pct_of_limit"]) == 25
     # A zero fill is faster by other means: never the limit, never relative.
     assert next(r for r in rows if r["name"] == "stosb_fill")["pct_of_limit"] is None
-    assert "| memmap | slow | 1 | 400.0 | 400.0-500.0 | 2.50 | 25% |" in native.markdown(
+    assert "| memmap | slow | 1 | 400.0 | 400.0-500.0 | 2.50 | 25% |  |" in native.markdown(
         {"struct_page_size": 64, "device_gb": 100.0, "memmap_bytes": 1 << 30}, rows, "cpu")
+
+
+def test_two_threads_are_compared_with_one():
+    recs = [{"group": "memmap", "name": "template_nt", "threads": t, "bytes": 10**9,
+             "seconds": [s]} for t, s in ((1, 0.08), (2, 0.05))]
+    table = native.markdown({"struct_page_size": 64, "device_gb": 100.0,
+                             "memmap_bytes": 1 << 30}, native.summarize(recs), "cpu")
+    assert "| memmap | template_nt | 2 | 50.0 | 50.0-50.0 | 20.00 |  | 0.62 |" in table

@@ -11,6 +11,14 @@ enable_memmap_debug() {
 		fail "cannot enable dynamic debug for memmap_init_report (lab patch)"
 }
 
+# Print the lab patch's timing lines of memory onlining on the console.
+enable_online_debug() {
+	for f in move_pfn_range_to_zone online_pages; do
+		echo "func $f +p" > /proc/dynamic_debug/control ||
+			fail "cannot enable dynamic debug for $f (lab patch)"
+	done
+}
+
 # Stop udevd before timed work. Under -icount the guest has one vCPU, and
 # udev's event workers (woken by every bind/unbind) otherwise run inside the
 # measured window; that made devdax timings move by up to 12% between boots.

@@ -26,6 +26,7 @@ REFERENCE = {
     "devdax-rebind": "dax_pmem 100 GB align=2M rebind: 273.31 -> 119.04 ms (0.436)",
     "device-private": "64 GB memremap: 116.7 -> 54.6 ms (0.468)",
     "hugetlb-init-on-alloc": "16 GB of 2 MB hugetlb, init_on_alloc=1: 0.445 -> 0.166 s (0.373)",
+    "kmem-online": "none posted (asked for in review, never sent)",
 }
 
 
@@ -53,8 +54,10 @@ class BenchScenario:
     scenario: Scenario
     metric: str            # what one sample is
     # Where a sample comes from: a script's `MEMLAB KEY=<ns>` result, or
-    # (None) each memmap_init_zone_device() line of the lab patch.
+    # (None) each line of a lab patch's timed calls, parsed into this
+    # Console list (memmap_inits: memmap_init_zone_device()).
     result_ns: str | None = None
+    calls: str = "memmap_inits"
     # Rebind protocols: the first memmap init (the bind) is reported apart.
     first_bind_apart: bool = False
     # Timed work the series spreads over the CPUs: with more than one vCPU
@@ -69,8 +72,12 @@ class BenchScenario:
         if self.result_ns:
             ns = con.result(self.result_ns)
             return [int(ns) / 1000.0] if ns else []
-        inits = con.memmap_inits[1:] if self.first_bind_apart else con.memmap_inits
-        return [i.us for i in inits]
+        calls = getattr(con, self.calls)
+        return [c.us for c in (calls[1:] if self.first_bind_apart else calls)]
+
+    def pages(self, con: guest.console.Console) -> set[int]:
+        """The page counts of the timed calls (none for a script's result)."""
+        return set() if self.result_ns else {c.pages for c in getattr(con, self.calls)}
 
     def first_bind_us(self, con: guest.console.Console) -> float | None:
         if self.first_bind_apart and con.memmap_inits:
@@ -91,6 +98,10 @@ def scenarios(quick: bool, pmem_gb: int | None) -> list[BenchScenario]:
     # DEVICE_PRIVATE: one chunk per test_hmm device (two devices); a 64 GB
     # chunk (the postings' size) has a 1 GB memmap in guest RAM.
     chunk_gb = 1 if quick else (64 if avail >= 12 else 16)
+    # dax kmem: every 128 MB block onlined 1 + CYCLES times, a sample each.
+    kmem_gb = 1 if quick else max(1, min(8, avail - 6))
+    kmem = SCENARIOS["kmem-online"].sized(
+        3, kmem_gb, CYCLES="3" if quick else "5", FILL_MIB="256")
     known = SCENARIOS
     return [
         BenchScenario("fsdax-rebind", known["fsdax-dev"].sized(
@@ -110,7 +121,13 @@ def scenarios(quick: bool, pmem_gb: int | None) -> list[BenchScenario]:
             CHECK_MIB="64" if quick else "256", DIRTY_MIB=str(dirty_mib)),
             f"allocate {hugepages} x 2 MB hugetlb, init_on_alloc=1",
             result_ns="hugetlb_alloc_ns"),
-    ]
+        BenchScenario("kmem-online", kmem,
+                      f"memmap init per onlined memory block, {kmem_gb} GB dax kmem",
+                      calls="hotplug_inits"),
+    ] + ([] if quick else [
+        BenchScenario("kmem-online-pages", kmem,
+                      f"online_pages() per memory block, {kmem_gb} GB dax kmem",
+                      calls="onlines")])
 
 
 @dataclass
@@ -135,7 +152,9 @@ def variant_stats(by_variant: dict[str, list[float]]) -> dict[str, dict | None]:
 
 
 TIMING = ("memmap_init_zone_device(): ktime_get_ns() around its call in pagemap_range(), "
-          "printed by lab patch 0001 in base and patched alike; hugetlb: the guest's "
+          "printed by lab patch 0001 in base and patched alike; kmem: the same around "
+          "memmap_init_range() in move_pfn_range_to_zone() and around online_pages() "
+          "(lab patch 0003); hugetlb: the guest's "
           "perf_counter_ns() around its one write() to nr_hugepages; udevd stopped "
           "before the timed work")
 
@@ -217,8 +236,27 @@ def markdown(result: dict) -> str:
                   f"{100 * REPEATABLE:.0f}%):"]
         lines += [f"- {key}: {', '.join(f'{m:.1f}' for m in r['round_medians'])} us, "
                   f"spread {100 * r['spread']:.2f}%" for key, r in rep.items()]
+    lines += per_page_markdown(result)
     lines += parallel_markdown(result)
     return "\n".join(lines) + "\n"
+
+
+def per_page_markdown(result: dict) -> list[str]:
+    """Under -icount a nanosecond is an instruction: the medians per struct
+    page, for rows whose timed calls all cover the same number of pages."""
+    if result["mode"] != "icount":
+        return []
+    rows = []
+    for name, row in result["scenarios"].items():
+        counts, stats = row.get("pages_per_call", []), row["stats"]
+        b, p = stats.get("base"), stats.get("patched")
+        if len(counts) == 1 and counts[0] and b and p:
+            rows.append(f"| {name} | {counts[0]} | {1000 * b['median'] / counts[0]:.1f} | "
+                        f"{1000 * p['median'] / counts[0]:.1f} |")
+    if not rows:
+        return []
+    return ["", "Instructions per struct page (icount: 1 ns = 1 instruction), medians:", "",
+            "| scenario | pages per call | base | patched |", "|---|---:|---:|---:|", *rows]
 
 
 def default_mode() -> str:
@@ -228,8 +266,9 @@ def default_mode() -> str:
 
 
 def measure(sc: BenchScenario, variant: Variant,
-            mode: str) -> tuple[list[float], float | None, str, str]:
-    """One boot: samples (us), first bind (us), kernel release, log path."""
+            mode: str) -> tuple[list[float], float | None, str, str, set[int]]:
+    """One boot: samples (us), first bind (us), kernel release, log path,
+    pages per timed call."""
     spec = sc.scenario.spec(variant.kernel, accel=MODE_ACCELS[mode])
     spec.append += variant.append
     spec.timeout = 3600
@@ -241,7 +280,8 @@ def measure(sc: BenchScenario, variant: Variant,
     xs = sc.samples(res.console)
     if not xs:
         raise LabError(f"bench {sc.name} on {variant}: no timing found (log {res.log})")
-    return xs, sc.first_bind_us(res.console), _kernel_release(res.log), str(res.log)
+    return (xs, sc.first_bind_us(res.console), _kernel_release(res.log), str(res.log),
+            sc.pages(res.console))
 
 
 def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
@@ -267,6 +307,7 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
     samples: dict[str, dict[str, list[float]]] = {}
     first: dict[str, dict[str, list[float]]] = {}
     logs: dict[str, list[str]] = {}
+    pages: dict[str, set[int]] = {}
     kernels: dict[str, str] = {}
     start = time.monotonic()
     for sc in chosen:
@@ -274,12 +315,14 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
         samples[sc.name] = {v.name: [] for v in variants}
         first[sc.name] = {v.name: [] for v in variants}
         logs[sc.name] = []
+        pages[sc.name] = set()
         for r in range(rounds):
             for variant in variants:
                 say(f"bench {sc.name}: round {r + 1}/{rounds}, {variant.name} "
                     f"({time.monotonic() - start:.0f}s elapsed)")
-                xs, fb, release, log = measure(sc, variant, mode)
+                xs, fb, release, log, call_pages = measure(sc, variant, mode)
                 samples[sc.name][variant.name] += xs
+                pages[sc.name] |= call_pages
                 if fb is not None:
                     first[sc.name][variant.name].append(fb)
                 kernels[variant.kernel] = release
@@ -298,6 +341,7 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
                 "pmem_gb": sc.scenario.pmem_gb,
                 "env": sc.scenario.env, "append": sc.scenario.append,
                 "samples": samples[sc.name], "first_bind_us": first[sc.name],
+                "pages_per_call": sorted(pages[sc.name]),
                 "stats": variant_stats(samples[sc.name]),
                 "first_bind_stats": variant_stats(first[sc.name]) if sc.first_bind_apart
                 else None,
@@ -312,8 +356,10 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
         unrepeatable = unrepeatable_rows(result["repeatability"])
         result["repeatable"] = not unrepeatable
     table = markdown(result)
-    # latest.* is the last run; <mode>[-quick].* keeps the last of each kind.
-    outdir = paths.RESULTS / (mode + ("-quick" if quick else ""))
+    # latest.* is the last run; <mode>[-quick][-scenarios]/ keeps the last of
+    # each kind, so that a run of some scenarios leaves the full table alone.
+    outdir = paths.RESULTS / (mode + ("-quick" if quick else "")
+                              + ("-" + "+".join(only) if only else ""))
     outdir.mkdir(parents=True, exist_ok=True)
     for stem in (paths.RESULTS / "latest", outdir / "bench"):
         stem.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")

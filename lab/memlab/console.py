@@ -23,6 +23,11 @@ _MEMMAP = re.compile(r"memmap_init_zone_device initialised (?P<pages>\d+) pages 
 # The series' own pr_debug line: how many threads shared one range.
 _SHARED = re.compile(r"memmap_init_zone_device initialised (?P<pages>\d+) pages in \d+ms, "
                      r"up to (?P<threads>\d+) threads, (?P<workers>\d+) chunks by workers")
+# Hot-added memory (lab patch): each onlined range's memmap init, and the
+# whole online_pages() call.
+_HOTPLUG_INIT = re.compile(r"memmap_init_range initialised (?P<pages>\d+) hot-added pages "
+                           r"in (?P<ns>\d+)ns")
+_ONLINE = re.compile(r"online_pages: onlined (?P<pages>\d+) pages in (?P<ns>\d+)ns")
 _RESULT = re.compile(r"^MEMLAB (?P<body>.*)$")
 _KV = re.compile(r"(\w+)=(\S*)")
 
@@ -39,7 +44,8 @@ class Failure:
 
 @dataclass(frozen=True)
 class MemmapInit:
-    """One memmap_init_zone_device() call, from the lab patch's pr_debug."""
+    """One timed call from a lab patch's pr_debug: memmap_init_zone_device(),
+    the memmap init of a hot-added range, or a whole online_pages()."""
 
     pages: int
     ns: int
@@ -73,6 +79,8 @@ class Console:
     failures: list[Failure] = field(default_factory=list)
     memmap_inits: list[MemmapInit] = field(default_factory=list)
     memmap_shares: list[MemmapShare] = field(default_factory=list)
+    hotplug_inits: list[MemmapInit] = field(default_factory=list)
+    onlines: list[MemmapInit] = field(default_factory=list)
     results: list[dict[str, str]] = field(default_factory=list)
 
     def result(self, key: str) -> str | None:
@@ -100,10 +108,14 @@ def parse(text: str, kunit_lines_fail: bool = False) -> Console:
         if km is None:
             continue
         msg = km.group("text")
-        mi = _MEMMAP.search(msg)
-        if mi:
-            con.memmap_inits.append(MemmapInit(int(mi.group("pages")), int(mi.group("ns")),
-                                               float(km.group("ts"))))
+        timed = next(((calls, m) for calls, pattern in
+                      ((con.memmap_inits, _MEMMAP), (con.hotplug_inits, _HOTPLUG_INIT),
+                       (con.onlines, _ONLINE))
+                      if (m := pattern.search(msg))), None)
+        if timed:
+            calls, m = timed
+            calls.append(MemmapInit(int(m.group("pages")), int(m.group("ns")),
+                                    float(km.group("ts"))))
             continue
         ms = _SHARED.search(msg)
         if ms:

@@ -23,7 +23,7 @@ from .runner import LabError, run_logged, say
 
 # Every suite the series adds (mm/mm_init_kunit.c, mm/clear_pages_kunit.c):
 # a run that lacks one of them tested less than it claims.
-SUITES = ("memmap_init", "memmap_init_zone_device", "clear_pages")
+SUITES = ("memmap_init", "memmap_init_zone_device", "memmap_init_hotplug", "clear_pages")
 
 # What a boot needs to run the built-in suites and then end by itself.
 RUN_SUITES_AT_BOOT = ("kunit.enable=1", "kunit_shutdown=reboot")

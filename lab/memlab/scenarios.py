@@ -94,6 +94,40 @@ def check_pair(con: Console, env: dict[str, str]) -> list[str]:
     return problems
 
 
+def check_kmem_online(con: Console, env: dict[str, str]) -> list[str]:
+    """dax kmem: every block of the region onlined (1 + CYCLES) times, each
+    online over a whole block with its memmap init timed; the memory then
+    used (files read back intact, taken from ZONE_MOVABLE) and offlined."""
+    problems = []
+    cycles = int(env["CYCLES"])
+    if con.result("done") != "1":
+        problems.append("scenario did not report done=1")
+    blocks, block_bytes = _int(con.result("blocks")), _int(con.result("block_bytes"))
+    if not blocks or not block_bytes:
+        return problems + ["scenario did not report the hot-added memory blocks"]
+    block_pages = block_bytes // PAGE_SIZE
+    onlines = blocks * (1 + cycles)
+    for what, calls in (("online_pages()", con.onlines),
+                        ("hot-added memmap init", con.hotplug_inits)):
+        if len(calls) != onlines:
+            problems.append(f"expected {onlines} {what} calls ({blocks} blocks x "
+                            f"(1 + {cycles} cycles)), saw {len(calls)}")
+        wrong = [c.pages for c in calls if c.pages != block_pages]
+        if wrong:
+            problems.append(f"{what} over {wrong} pages, expected {block_pages} "
+                            f"(block of {block_bytes} bytes)")
+    if con.result("bad_files") != "0":
+        problems.append(f"{con.result('bad_files')} files on the new memory read back "
+                        "other data than written")
+    fill_pages = (_int(con.result("fill_mib")) or 0) * (1 << 20) // PAGE_SIZE
+    before = _int(con.result("movable_free_before")) or 0
+    filled = _int(con.result("movable_free_filled")) or 0
+    if not fill_pages or before - filled < fill_pages // 2:
+        problems.append(f"the files ({fill_pages} pages) took {before - filled} pages of "
+                        "ZONE_MOVABLE: the hot-added memory was not used")
+    return problems
+
+
 def check_device_private(con: Console, env: dict[str, str]) -> list[str]:
     """test_hmm: every load memremaps one CHUNK_MB DEVICE_PRIVATE chunk per
     device."""
@@ -223,6 +257,14 @@ SCENARIOS: dict[str, Scenario] = {
                         "among the CPUs, data checksummed",
             memory_gb=5, pmem_gb=4, pmem_regions=2,
             env={"ROUNDS": str(REBINDS)}, check=check_pair, configs=("lab", "debug")),
+        Scenario(
+            name="kmem-online",
+            script="kmem-online",
+            description="a 1 GB pmem region as devdax onlined movable as system RAM "
+                        f"(dax kmem), {REBINDS} offline/online cycles of its blocks, "
+                        "then filled from userspace, read back and offlined",
+            memory_gb=3, pmem_gb=1, env={"CYCLES": str(REBINDS)},
+            check=check_kmem_online, configs=("lab", "debug")),
         Scenario(
             name="device-private",
             script="device-private",

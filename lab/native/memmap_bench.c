@@ -16,6 +16,18 @@
  *  - the limit: non-zero streaming fills of the same buffer from registers,
  *    eight MOVNTI per 64 bytes, and the widest vector streaming store this
  *    CPU has (64-byte ZMM, else two YMM, else four XMM per 64 bytes)
+ *  - onlining hot-added memory, memory block by memory block (ONLINE_BLOCK
+ *    bytes of memory each): the memmap init, then __free_pages_core()'s
+ *    pass over the same struct pages (page type and refcount of each page,
+ *    a list link per 4 MB buddy block), as online_pages() runs them:
+ *      slow         6.12's __init_single_page() + __SetPageOffline()
+ *      plain        the series' run loop for hot-added memory: the
+ *                   kernel's stream_fill_words() with each lru pointing at
+ *                   itself, plain stores, one run per pageblock
+ *      stream       the same with the architecture's streaming stores
+ *    at 1 thread only (onlining is one thread), for a small and a large
+ *    block: where the memmap stays in the caches for the second pass, and
+ *    where it does not
  *  - zeroing: a REP STOSB fill of the same buffer; clear_page() per 4 KiB
  *    vs one clear over 2 MiB and 1 GiB runs (REP STOSB, as clear_pages()
  *    with ERMS)
@@ -118,6 +130,105 @@ static void memmap_template_nt(unsigned char *buf, size_t bytes, int thread)
 				 len / STRUCT_PAGE_SIZE);
 		stream_copy_drain();
 	}
+}
+
+/* 6.12's memmap init of one hot-added page (order 0, not ZONE_DEVICE). */
+static void online_init_slow(unsigned char *p, uint64_t links)
+{
+	volatile uint64_t *w = (volatile uint64_t *)p;
+	size_t i;
+
+	for (i = 0; i < STRUCT_PAGE_SIZE / 8; i++)	/* mm_zero_struct_page */
+		w[i] = 0;
+	*field64(p, PAGE_FLAGS) |= links;			/* set_page_links */
+	*(volatile int *)(p + PAGE_REFCOUNT) = 1;		/* init_page_count */
+	*(volatile int *)(p + PAGE_MAPCOUNT) = -1;
+	*field64(p, PAGE_LRU) = (uint64_t)(p + PAGE_LRU);	/* INIT_LIST_HEAD */
+	*field64(p, PAGE_LRU + 8) = (uint64_t)(p + PAGE_LRU);
+	*(volatile unsigned int *)(p + PAGE_MAPCOUNT) = PAGE_TYPE_OFFLINE;
+}
+
+#define PAGEBLOCK_PAGES	512
+#define BUDDY_PAGES	1024
+
+/* memmap_init_hotplug_runs(): one template run per pageblock. */
+static inline void online_init_runs(unsigned char *block, size_t nr, uint64_t links,
+				    int stream)
+{
+	const unsigned int words = STRUCT_PAGE_SIZE / 8, lru = PAGE_LRU / 8;
+	size_t pfn, run;
+
+	for (pfn = 0; pfn < nr; pfn += run) {
+		unsigned char *first = block + pfn * STRUCT_PAGE_SIZE;
+		uint64_t template[STRUCT_PAGE_SIZE / 8];
+
+		run = nr - pfn < PAGEBLOCK_PAGES ? nr - pfn : PAGEBLOCK_PAGES;
+		online_init_slow(first, links);
+		memcpy(template, first, STRUCT_PAGE_SIZE);
+		if (stream) {
+			stream_fill_words((u64 *)(first + STRUCT_PAGE_SIZE), template, words,
+					  run - 1, 3U << lru, lru, stream_store);
+			stream_copy_drain();
+		} else {
+			stream_fill_words((u64 *)(first + STRUCT_PAGE_SIZE), template, words,
+					  run - 1, 3U << lru, lru, stream_store_plain);
+		}
+	}
+}
+
+/* __free_pages_core(): every page's type and count, then each buddy block. */
+static void online_free(unsigned char *block, size_t nr)
+{
+	size_t pfn;
+
+	for (pfn = 0; pfn < nr; pfn++) {
+		unsigned char *p = block + pfn * STRUCT_PAGE_SIZE;
+
+		*(volatile int *)(p + PAGE_MAPCOUNT) = -1;	/* __ClearPageOffline */
+		*(volatile int *)(p + PAGE_REFCOUNT) = 0;	/* set_page_count */
+	}
+	for (pfn = 0; pfn < nr; pfn += BUDDY_PAGES) {
+		volatile uint64_t *head = (volatile uint64_t *)(block + pfn * STRUCT_PAGE_SIZE);
+
+		head[PAGE_LRU / 8] = head[PAGE_LRU / 8 + 1];	/* list_add */
+	}
+}
+
+static size_t online_block;	/* bytes of memory per block in the online kernels */
+
+static void online_blocks(unsigned char *buf, size_t bytes, int how)
+{
+	size_t per = online_block / PAGE_SZ, off, nr;
+	uint64_t links = (uint64_t)2 << PAGE_ZONES_PGSHIFT;
+
+	for (off = 0; off < bytes; off += nr * STRUCT_PAGE_SIZE) {
+		unsigned char *block = buf + off;
+		size_t pfn;
+
+		nr = (bytes - off) / STRUCT_PAGE_SIZE < per ?
+		     (bytes - off) / STRUCT_PAGE_SIZE : per;
+		if (how == 0)
+			for (pfn = 0; pfn < nr; pfn++)
+				online_init_slow(block + pfn * STRUCT_PAGE_SIZE, links);
+		else
+			online_init_runs(block, nr, links, how == 2);
+		online_free(block, nr);
+	}
+}
+
+static void online_slow(unsigned char *buf, size_t bytes, int thread)
+{
+	online_blocks(buf, bytes, 0);
+}
+
+static void online_plain(unsigned char *buf, size_t bytes, int thread)
+{
+	online_blocks(buf, bytes, 1);
+}
+
+static void online_stream(unsigned char *buf, size_t bytes, int thread)
+{
+	online_blocks(buf, bytes, 2);
 }
 
 static void clear_per_page(unsigned char *buf, size_t bytes, int thread)
@@ -261,7 +372,7 @@ struct row {
 	const char *name;
 	kernel_fn fn;
 	size_t bytes;
-	size_t run;		/* clear_run for the clear kernels */
+	size_t run;		/* clear_run, or online_block for the online kernels */
 	double secs[REPS];
 };
 
@@ -286,12 +397,12 @@ static void bench_rows(struct row *rows, int nr, unsigned char *buf, int nthread
 	int i, r;
 
 	for (i = 0; i < nr; i++) {	/* warm up */
-		clear_run = rows[i].run;
+		clear_run = online_block = rows[i].run;
 		rows[i].fn(buf, rows[i].bytes < (64UL << 20) ? rows[i].bytes : (64UL << 20), 0);
 	}
 	for (r = 0; r < REPS; r++)
 		for (i = 0; i < nr; i++) {
-			clear_run = rows[i].run;
+			clear_run = online_block = rows[i].run;
 			rows[i].secs[r] = timed(rows[i].fn, buf, rows[i].bytes, nthreads);
 		}
 	for (i = 0; i < nr; i++)
@@ -342,6 +453,18 @@ int main(int argc, char **argv)
 		};
 
 		bench_rows(rows, sizeof(rows) / sizeof(rows[0]), buf, t);
+	}
+	{
+		struct row online[] = {
+			{ "online 128M", "slow", online_slow, memmap, 128UL << 20 },
+			{ "online 128M", "plain", online_plain, memmap, 128UL << 20 },
+			{ "online 128M", "stream", online_stream, memmap, 128UL << 20 },
+			{ "online 2G", "slow", online_slow, memmap, 2UL << 30 },
+			{ "online 2G", "plain", online_plain, memmap, 2UL << 30 },
+			{ "online 2G", "stream", online_stream, memmap, 2UL << 30 },
+		};
+
+		bench_rows(online, sizeof(online) / sizeof(online[0]), buf, 1);
 	}
 	return 0;
 }

@@ -23,3 +23,19 @@ def test_output_without_totals_is_a_failure():
     r = checkpatch.parse(Path("c.patch"), "perl: cannot open\n")
     assert not r.clean
     assert "checkpatch printed no totals" in r.findings
+
+
+def test_page_flag_accessors_are_not_camelcase():
+    """A real run over the hot-added memory patch: its only findings are
+    the macro-generated page flag accessors, which do not count."""
+    r = checkpatch.parse(Path("d.patch"),
+                         (DATA / "checkpatch-page-flag-camelcase.txt").read_text())
+    assert r.clean, r.describe()
+
+
+def test_other_camelcase_still_counts():
+    out = ("CHECK: Avoid CamelCase: <__SetPageOffline>\n"
+           "CHECK: Avoid CamelCase: <myFlag>\n"
+           "total: 0 errors, 0 warnings, 2 checks, 10 lines checked\n")
+    r = checkpatch.parse(Path("e.patch"), out)
+    assert (r.checks, r.findings) == (1, ["CHECK: Avoid CamelCase: <myFlag>"])

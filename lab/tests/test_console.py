@@ -2,7 +2,7 @@
 from dataclasses import replace
 
 from memlab import console
-from memlab.scenarios import check_pair, check_rebinds
+from memlab.scenarios import check_kmem_online, check_pair, check_rebinds
 from conftest import DATA
 
 
@@ -105,3 +105,23 @@ def test_memmap_inits_overlap_by_their_console_times():
     a = console.MemmapInit(1, 10_000_000, end_s=1.010)     # 1.000 .. 1.010
     assert a.overlaps(console.MemmapInit(1, 10_000_000, end_s=1.015))
     assert not a.overlaps(console.MemmapInit(1, 5_000_000, end_s=1.016))
+
+
+def test_kmem_online_log_passes_the_online_checks():
+    con = console.parse(read("guest-kmem-online.log"))
+    assert not con.failures
+    assert check_kmem_online(con, {"CYCLES": "3"}) == []
+    assert len(con.onlines) == len(con.hotplug_inits) == 7 * 4
+    assert {c.pages for c in con.onlines} == {32768}
+    assert con.memmap_inits == []
+
+
+def test_kmem_online_check_reports_missing_onlines_and_unused_memory():
+    con = console.parse(read("guest-kmem-online.log"))
+    con.onlines = con.onlines[:-1]
+    con.hotplug_inits[0] = replace(con.hotplug_inits[0], pages=100)
+    con.results.append({"movable_free_filled": con.result("movable_free_before") or ""})
+    problems = " | ".join(check_kmem_online(con, {"CYCLES": "3"}))
+    assert "expected 28 online_pages() calls (7 blocks x (1 + 3 cycles)), saw 27" in problems
+    assert "hot-added memmap init over [100] pages, expected 32768" in problems
+    assert "the hot-added memory was not used" in problems

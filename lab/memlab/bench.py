@@ -27,6 +27,7 @@ REFERENCE = {
     "device-private": "64 GB memremap: 116.7 -> 54.6 ms (0.468)",
     "hugetlb-init-on-alloc": "16 GB of 2 MB hugetlb, init_on_alloc=1: 0.445 -> 0.166 s (0.373)",
     "kmem-online": "none posted (asked for in review, never sent)",
+    "boot-memmap": "none posted",
 }
 
 
@@ -53,9 +54,9 @@ class BenchScenario:
     name: str
     scenario: Scenario
     metric: str            # what one sample is
-    # Where a sample comes from: a script's `MEMLAB KEY=<ns>` result, or
-    # (None) each line of a lab patch's timed calls, parsed into this
-    # Console list (memmap_inits: memmap_init_zone_device()).
+    # Where a sample comes from: each `MEMLAB KEY=<ns>` result a script
+    # printed, or (None) each line of a lab patch's timed calls, parsed into
+    # this Console list (memmap_inits: memmap_init_zone_device()).
     result_ns: str | None = None
     calls: str = "memmap_inits"
     # Rebind protocols: the first memmap init (the bind) is reported apart.
@@ -70,8 +71,7 @@ class BenchScenario:
     def samples(self, con: guest.console.Console) -> list[float]:
         """Microseconds per sample, from a parsed console."""
         if self.result_ns:
-            ns = con.result(self.result_ns)
-            return [int(ns) / 1000.0] if ns else []
+            return [int(ns) / 1000.0 for ns in con.result_values(self.result_ns)]
         calls = getattr(con, self.calls)
         return [c.us for c in (calls[1:] if self.first_bind_apart else calls)]
 
@@ -100,6 +100,8 @@ def scenarios(quick: bool, pmem_gb: int | None) -> list[BenchScenario]:
     chunk_gb = 1 if quick else (64 if avail >= 12 else 16)
     # dax kmem: every 128 MB block onlined 1 + CYCLES times, a sample each.
     kmem_gb = 1 if quick else max(1, min(8, avail - 6))
+    # Boot: as much RAM as the host can give a guest.
+    boot_gb = 3 if quick else max(4, int(avail) - 4)
     kmem = SCENARIOS["kmem-online"].sized(
         3, kmem_gb, CYCLES="3" if quick else "5", FILL_MIB="256")
     known = SCENARIOS
@@ -117,13 +119,17 @@ def scenarios(quick: bool, pmem_gb: int | None) -> list[BenchScenario]:
             CHUNK_MB=str(chunk_gb * 1024)),
             f"memremap of {chunk_gb} GB DEVICE_PRIVATE", parallel=True),
         BenchScenario("hugetlb-init-on-alloc", known["hugetlb-init-on-alloc"].sized(
-            3 + hugepages * 2 // 1024, HUGEPAGES=str(hugepages), THP_MIB="16",
+            3 + hugepages * 2 // 1024, HUGEPAGES=str(hugepages),
+            ALLOCS="3" if quick else "5", THP_MIB="16",
             CHECK_MIB="64" if quick else "256", DIRTY_MIB=str(dirty_mib)),
             f"allocate {hugepages} x 2 MB hugetlb, init_on_alloc=1",
             result_ns="hugetlb_alloc_ns"),
         BenchScenario("kmem-online", kmem,
                       f"memmap init per onlined memory block, {kmem_gb} GB dax kmem",
                       calls="hotplug_inits"),
+        BenchScenario("boot-memmap", known["boot-memmap"].sized(boot_gb),
+                      f"memmap_init() of boot memory, {boot_gb} GB guest",
+                      calls="boot_inits"),
     ] + ([] if quick else [
         BenchScenario("kmem-online-pages", kmem,
                       f"online_pages() per memory block, {kmem_gb} GB dax kmem",
@@ -154,9 +160,9 @@ def variant_stats(by_variant: dict[str, list[float]]) -> dict[str, dict | None]:
 TIMING = ("memmap_init_zone_device(): ktime_get_ns() around its call in pagemap_range(), "
           "printed by lab patch 0001 in base and patched alike; kmem: the same around "
           "memmap_init_range() in move_pfn_range_to_zone() and around online_pages() "
-          "(lab patch 0003); hugetlb: the guest's "
-          "perf_counter_ns() around its one write() to nr_hugepages; udevd stopped "
-          "before the timed work")
+          "(lab patch 0003); boot: sched_clock() (the TSC) around memmap_init() "
+          "(lab patch 0004); hugetlb: the guest's perf_counter_ns() around each write() "
+          "to nr_hugepages (a sample each); udevd stopped before the timed work")
 
 # Under -icount two boots of one kernel must agree within this.
 REPEATABLE = 0.01
@@ -280,6 +286,10 @@ def measure(sc: BenchScenario, variant: Variant,
     xs = sc.samples(res.console)
     if not xs:
         raise LabError(f"bench {sc.name} on {variant}: no timing found (log {res.log})")
+    if min(xs) <= 0:
+        # e.g. boot's sched_clock() before the TSC, where its calibration failed
+        raise LabError(f"bench {sc.name} on {variant}: a timed call took 0 ns, its clock "
+                       f"did not run (log {res.log})")
     return (xs, sc.first_bind_us(res.console), _kernel_release(res.log), str(res.log),
             sc.pages(res.console))
 

@@ -28,6 +28,7 @@ _SHARED = re.compile(r"memmap_init_zone_device initialised (?P<pages>\d+) pages 
 _HOTPLUG_INIT = re.compile(r"memmap_init_range initialised (?P<pages>\d+) hot-added pages "
                            r"in (?P<ns>\d+)ns")
 _ONLINE = re.compile(r"online_pages: onlined (?P<pages>\d+) pages in (?P<ns>\d+)ns")
+_BOOT_INIT = re.compile(r"memmap_init: (?P<pages>\d+) pages of boot memory in (?P<ns>\d+)ns")
 _RESULT = re.compile(r"^MEMLAB (?P<body>.*)$")
 _KV = re.compile(r"(\w+)=(\S*)")
 
@@ -44,8 +45,9 @@ class Failure:
 
 @dataclass(frozen=True)
 class MemmapInit:
-    """One timed call from a lab patch's pr_debug: memmap_init_zone_device(),
-    the memmap init of a hot-added range, or a whole online_pages()."""
+    """One timed call from a lab patch's line: memmap_init_zone_device(),
+    the memmap init of a hot-added range, a whole online_pages(), or boot's
+    memmap_init()."""
 
     pages: int
     ns: int
@@ -81,6 +83,7 @@ class Console:
     memmap_shares: list[MemmapShare] = field(default_factory=list)
     hotplug_inits: list[MemmapInit] = field(default_factory=list)
     onlines: list[MemmapInit] = field(default_factory=list)
+    boot_inits: list[MemmapInit] = field(default_factory=list)
     results: list[dict[str, str]] = field(default_factory=list)
 
     def result(self, key: str) -> str | None:
@@ -90,13 +93,20 @@ class Console:
                 return r[key]
         return None
 
+    def result_values(self, key: str) -> list[str]:
+        """Every value a script reported for key, in order."""
+        return [r[key] for r in self.results if key in r]
 
-def parse(text: str, kunit_lines_fail: bool = False) -> Console:
+
+def parse(text: str, kunit_lines_fail: bool = False, bare: bool = False) -> Console:
     """Parse a console log.
 
     Only kernel messages (timestamped) count as failures, so a script that
-    prints "WARNING:" itself does not fail the run. KUnit's "not ok" lines
-    count only when kunit_lines_fail is set (KUnit runs have their own parser).
+    prints "WARNING:" itself does not fail the run; a bare boot (bare: no
+    userspace) has no other lines, and its kernel may print no timestamps
+    (CONFIG_PRINTK_TIME off), so there every line counts. KUnit's "not ok"
+    lines count only when kunit_lines_fail is set (KUnit runs have their
+    own parser).
     """
     con = Console()
     for no, line in enumerate(text.splitlines(), 1):
@@ -105,17 +115,17 @@ def parse(text: str, kunit_lines_fail: bool = False) -> Console:
             con.results.append(dict(_KV.findall(m.group("body"))))
             continue
         km = _KMSG.match(line)
-        if km is None:
+        if km is None and not bare:
             continue
-        msg = km.group("text")
+        msg = km.group("text") if km else line.strip()
+        ts = float(km.group("ts")) if km else 0.0
         timed = next(((calls, m) for calls, pattern in
                       ((con.memmap_inits, _MEMMAP), (con.hotplug_inits, _HOTPLUG_INIT),
-                       (con.onlines, _ONLINE))
+                       (con.onlines, _ONLINE), (con.boot_inits, _BOOT_INIT))
                       if (m := pattern.search(msg))), None)
         if timed:
             calls, m = timed
-            calls.append(MemmapInit(int(m.group("pages")), int(m.group("ns")),
-                                    float(km.group("ts"))))
+            calls.append(MemmapInit(int(m.group("pages")), int(m.group("ns")), ts))
             continue
         ms = _SHARED.search(msg)
         if ms:

@@ -288,11 +288,17 @@ def boot_and_run(spec: GuestSpec, failure_expected: bool = False) -> GuestResult
     text = log.read_text(errors="replace")
     result = GuestResult(spec, rc, log, console.parse(text), accel, seconds)
     if not result.ok and failure_expected:
-        say(f"guest {name} failed as expected: {'; '.join(result.problems())}")
+        say(f"guest {name} failed as expected: {brief(result.problems())}")
     elif not result.ok:
-        say(f"guest {name} failed: {'; '.join(result.problems())}\n"
+        say(f"guest {name} failed: {brief(result.problems())}\n"
             f"--- last 40 console lines ({log}) ---\n{tail(log, 40)}---")
     return result
+
+
+def brief(problems: list[str], shown: int = 5) -> str:
+    """The first problems of a run, and how many more (the log has all)."""
+    more = len(problems) - shown
+    return "; ".join(problems[:shown]) + (f"; and {more} more" if more > 0 else "")
 
 
 # A bare boot's memory: what kunit.py gives its guests.
@@ -329,9 +335,10 @@ def boot_bare(spec: GuestSpec) -> GuestResult:
                         timeout=spec.timeout, check=False)
     except LabError as e:
         raise LabError(f"{e}\n(console log: {log})") from None
-    result = GuestResult(spec, rc, log, console.parse(log.read_text(errors="replace")),
+    result = GuestResult(spec, rc, log, console.parse(log.read_text(errors="replace"),
+                                                      bare=True),
                          "tcg", time.monotonic() - start)
     if not result.ok:
-        say(f"bare boot failed: {'; '.join(result.problems())}\n"
+        say(f"bare boot failed: {brief(result.problems())}\n"
             f"--- last 40 console lines ({log}) ---\n{tail(log, 40)}---")
     return result

@@ -13,6 +13,7 @@ KASAN report, WARN or oops on that console fails the run.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,13 +24,19 @@ from .runner import LabError, run_logged, say
 
 # Every suite the series adds (mm/mm_init_kunit.c, mm/clear_pages_kunit.c):
 # a run that lacks one of them tested less than it claims.
-SUITES = ("memmap_init", "memmap_init_zone_device", "memmap_init_hotplug", "clear_pages")
+SUITES = ("memmap_init", "memmap_init_zone_device", "memmap_init_hotplug", "memmap_init_boot",
+          "clear_pages")
 
 # What a boot needs to run the built-in suites and then end by itself.
 RUN_SUITES_AT_BOOT = ("kunit.enable=1", "kunit_shutdown=reboot")
 
 # The architecture with lab kernels (guests); others have a KUnit kernel.
 LAB_ARCH = "x86_64"
+
+# What a kernel built with CONFIG_DEFERRED_STRUCT_PAGE_INIT prints once its
+# deferred init threads are done: without it the boot deferred nothing and
+# that init path went untested.
+DEFERRED_DONE = re.compile(r"node \d+ deferred pages initialised")
 
 # A run that has not ended by then hangs (the debug kernel's, the
 # slowest, takes about a minute under TCG).
@@ -115,6 +122,16 @@ def parse_console(log: Path, report: Path) -> dict[str, Any]:
     return json.loads(report.read_text())
 
 
+def deferred_init_untested(dotconfig: str, console: str) -> str | None:
+    """A kernel built to defer struct page init whose boot deferred none."""
+    if "CONFIG_DEFERRED_STRUCT_PAGE_INIT=y" not in dotconfig.splitlines():
+        return None
+    if DEFERRED_DONE.search(console):
+        return None
+    return ("a kernel with CONFIG_DEFERRED_STRUCT_PAGE_INIT deferred no struct pages "
+            "at boot: its deferred init went untested")
+
+
 def run(config: str = "lab", arch: str = LAB_ARCH) -> KunitResult:
     """The suites built into the patched kernel of `config` on `arch`
     (built beforehand), run by one bare boot; console reports (KASAN, WARN,
@@ -126,7 +143,13 @@ def run(config: str = "lab", arch: str = LAB_ARCH) -> KunitResult:
     res = count(parse_console(result.log, report))
     res.log = result.log
     res.require_suites()
-    for problem in result.problems():
+    problems = result.problems()
+    dotconfig = paths.out_dir(arch, "patched", config) / ".config"
+    untested = deferred_init_untested(dotconfig.read_text(),
+                                      result.log.read_text(errors="replace"))
+    if untested:
+        problems.append(untested)
+    for problem in problems:
         res.failed += 1
         res.failures.append(f"console: {problem}")
     say(res.summary())

@@ -128,6 +128,22 @@ def check_kmem_online(con: Console, env: dict[str, str]) -> list[str]:
     return problems
 
 
+def check_boot_memmap(con: Console, env: dict[str, str]) -> list[str]:
+    """Boot: memmap_init() timed once, over at least every page the kernel
+    then manages (MemTotal leaves out what boot reserved)."""
+    problems = []
+    if con.result("done") != "1":
+        problems.append("scenario did not report done=1")
+    if len(con.boot_inits) != 1:
+        return problems + [f"expected 1 timed boot memmap_init(), saw {len(con.boot_inits)}"]
+    boot_kb = con.boot_inits[0].pages * PAGE_SIZE // 1024
+    total_kb = _int(con.result("mem_total_kb")) or 0
+    if not total_kb <= boot_kb or total_kb < boot_kb * 9 // 10:
+        problems.append(f"memmap_init() covered {boot_kb} kB of boot memory, "
+                        f"the kernel manages {total_kb} kB")
+    return problems
+
+
 def check_device_private(con: Console, env: dict[str, str]) -> list[str]:
     """test_hmm: every load memremaps one CHUNK_MB DEVICE_PRIVATE chunk per
     device."""
@@ -156,8 +172,10 @@ def check_zeroing(con: Console, env: dict[str, str]) -> list[str]:
     problems = []
     if con.result("done") != "1":
         problems.append("scenario did not report done=1")
-    if not con.result("hugetlb_alloc_ns"):
-        problems.append("scenario did not report the allocation time")
+    allocs = int(env.get("ALLOCS", "1"))
+    if len(con.result_values("hugetlb_alloc_ns")) != allocs:
+        problems.append(f"expected {allocs} timed allocations, saw "
+                        f"{len(con.result_values('hugetlb_alloc_ns'))}")
     if not con.result("hugepages") or \
             con.result("hugepages") != con.result("hugepages_requested"):
         problems.append(f"got {con.result('hugepages')} of "
@@ -265,6 +283,12 @@ SCENARIOS: dict[str, Scenario] = {
                         "then filled from userspace, read back and offlined",
             memory_gb=3, pmem_gb=1, env={"CYCLES": str(REBINDS)},
             check=check_kmem_online, configs=("lab", "debug")),
+        Scenario(
+            name="boot-memmap",
+            script="boot-memmap",
+            description="boot: the struct pages of all boot memory initialized "
+                        "(timed) in memmap_init()",
+            memory_gb=3, check=check_boot_memmap, configs=("lab",)),
         Scenario(
             name="device-private",
             script="device-private",

@@ -17,9 +17,12 @@ def test_rebind_samples_skip_the_first_bind():
     assert sc.first_bind_us(con) == con.memmap_inits[0].us
 
 
-def test_hugetlb_sample_is_the_allocation_time():
-    con = console.parse("MEMLAB hugepages_requested=512 hugepages=512 hugetlb_alloc_ns=123456789\n")
-    assert scenario("hugetlb-init-on-alloc").samples(con) == [123456.789]
+def test_hugetlb_samples_are_every_allocation_time():
+    con = console.parse("MEMLAB hugepages_requested=512 hugetlb_alloc_ns=123456789\n"
+                        "MEMLAB hugepages=512 alloc=1\n"
+                        "MEMLAB hugepages_requested=512 hugetlb_alloc_ns=123000000\n"
+                        "MEMLAB hugepages=512 alloc=2\n")
+    assert scenario("hugetlb-init-on-alloc").samples(con) == [123456.789, 123000.0]
 
 
 def _result() -> dict:
@@ -77,8 +80,9 @@ def test_bench_scenarios_are_the_test_scenarios_resized():
 def test_hugetlb_log_from_the_python_timer_is_checked():
     con = console.parse((DATA / "guest-hugetlb-zero.log").read_text())
     sc = scenario("hugetlb-init-on-alloc")
-    assert sc.scenario.problems(con) == []
-    assert sc.samples(con) == [int(con.result("hugetlb_alloc_ns")) / 1000.0]
+    assert sc.scenario.check(con, {**sc.scenario.env, "ALLOCS": "5"}) == []
+    assert sc.samples(con) == [int(ns) / 1000.0 for ns in con.result_values("hugetlb_alloc_ns")]
+    assert len(sc.samples(con)) == 5
 
 
 def test_plots_are_written(tmp_path):

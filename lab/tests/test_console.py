@@ -71,9 +71,23 @@ def test_zeroing_log_passes_and_a_dirty_page_fails():
     from memlab.scenarios import check_zeroing
     con = console.parse(read("guest-hugetlb-zero.log"))
     assert con.failures == []
-    assert check_zeroing(con, {}) == []
+    assert check_zeroing(con, {"ALLOCS": "5"}) == []
+    assert any("expected 6 timed allocations, saw 5" in p
+               for p in check_zeroing(con, {"ALLOCS": "6"}))
     con.results.append({"file_first_nonzero": "4096"})
-    assert any("not zero at byte 4096" in p for p in check_zeroing(con, {}))
+    assert any("not zero at byte 4096" in p for p in check_zeroing(con, {"ALLOCS": "5"}))
+
+
+def test_boot_memmap_log_has_one_timed_memmap_init():
+    from memlab.scenarios import check_boot_memmap
+    con = console.parse(read("guest-boot-memmap.log"))
+    assert con.failures == []
+    assert [(i.pages, i.ns) for i in con.boot_inits] == [(786301, 8161074)]
+    assert check_boot_memmap(con, {}) == []
+    con.results.append({"mem_total_kb": str(786301 * 4 + 4)})
+    assert any("kernel manages" in p for p in check_boot_memmap(con, {}))
+    con.boot_inits.clear()
+    assert check_boot_memmap(con, {}) == ["expected 1 timed boot memmap_init(), saw 0"]
 
 
 def test_fsdax_pair_log_passes_the_pair_checks():
@@ -125,3 +139,13 @@ def test_kmem_online_check_reports_missing_onlines_and_unused_memory():
     assert "expected 28 online_pages() calls (7 blocks x (1 + 3 cycles)), saw 27" in problems
     assert "hot-added memmap init over [100] pages, expected 32768" in problems
     assert "the hot-added memory was not used" in problems
+
+
+def test_a_bare_boot_without_timestamps_still_fails_on_bad_pages():
+    # The arm64 KUnit kernel prints no timestamps; its boot froze deferred
+    # pages offline (a deliberately broken fill), and DEBUG_VM reported them.
+    text = read("bare-arm64-bad-page.log")
+    assert console.parse(text).failures == []
+    bad = console.parse(text, bare=True).failures
+    assert [f.kind for f in bad] == ["BUG"]
+    assert "Bad page state" in bad[0].line

@@ -166,3 +166,9 @@ def test_pmem_regions_must_split_and_fit(monkeypatch):
 def test_wall_guests_keep_their_vcpus():
     assert guest.vcpus(guest.GuestSpec(accel="tcg", cpus=2)) == 2
     assert guest.vcpus(guest.GuestSpec(accel="tcg-icount", cpus=2)) == 1
+
+
+def test_a_long_list_of_problems_is_cut_short():
+    from memlab.guest import brief
+    assert brief(["a", "b"]) == "a; b"
+    assert brief([str(i) for i in range(8)], shown=3) == "0; 1; 2; and 5 more"

@@ -34,14 +34,25 @@ def test_built_in_run_has_every_suite_of_the_series():
     # kunit.py parse's JSON for a lab kernel's console (memlab kunit --config lab).
     res = kunit_runner.count(json.loads((DATA / "kunit-built-in-lab.json").read_text()))
     res.require_suites()
-    assert (res.passed, res.failed, res.skipped) == (72, 0, 0)
+    assert (res.passed, res.failed, res.skipped) == (88, 0, 0)
     assert sorted(res.suites) == sorted(kunit_runner.SUITES)
     assert res.ok
 
 
 def test_a_suite_that_did_not_run_fails_the_run():
-    res = kunit_runner.count(load())   # an older run: two suites missing
+    res = kunit_runner.count(load())   # an older run: three suites missing
     res.require_suites()
-    assert res.failed == 2 and not res.ok
+    assert res.failed == 3 and not res.ok
     assert res.failures == ["memmap_init_hotplug (suite did not run)",
+                            "memmap_init_boot (suite did not run)",
                             "clear_pages (suite did not run)"]
+
+
+def test_a_deferring_kernel_must_defer_at_boot():
+    booted = (DATA / "bare-arm64-deferred.log").read_text()
+    defers = "CONFIG_SPARSEMEM=y\nCONFIG_DEFERRED_STRUCT_PAGE_INIT=y\n"
+    assert kunit_runner.deferred_init_untested(defers, booted) is None
+    assert kunit_runner.deferred_init_untested("# CONFIG_DEFERRED_STRUCT_PAGE_INIT is not set\n",
+                                               "") is None
+    no_deferral = booted.replace("node 0 deferred pages initialised", "node 0 ready")
+    assert "went untested" in kunit_runner.deferred_init_untested(defers, no_deferral)

@@ -130,7 +130,8 @@ def check_kmem_online(con: Console, env: dict[str, str]) -> list[str]:
 
 def check_boot_memmap(con: Console, env: dict[str, str]) -> list[str]:
     """Boot: memmap_init() timed once, over at least every page the kernel
-    then manages (MemTotal leaves out what boot reserved)."""
+    then manages (MemTotal leaves out what boot reserved: under KASAN its
+    shadow, an eighth of memory, so at least three quarters remain)."""
     problems = []
     if con.result("done") != "1":
         problems.append("scenario did not report done=1")
@@ -138,7 +139,7 @@ def check_boot_memmap(con: Console, env: dict[str, str]) -> list[str]:
         return problems + [f"expected 1 timed boot memmap_init(), saw {len(con.boot_inits)}"]
     boot_kb = con.boot_inits[0].pages * PAGE_SIZE // 1024
     total_kb = _int(con.result("mem_total_kb")) or 0
-    if not total_kb <= boot_kb or total_kb < boot_kb * 9 // 10:
+    if not total_kb <= boot_kb or total_kb < boot_kb * 3 // 4:
         problems.append(f"memmap_init() covered {boot_kb} kB of boot memory, "
                         f"the kernel manages {total_kb} kB")
     return problems
@@ -288,7 +289,7 @@ SCENARIOS: dict[str, Scenario] = {
             script="boot-memmap",
             description="boot: the struct pages of all boot memory initialized "
                         "(timed) in memmap_init()",
-            memory_gb=3, check=check_boot_memmap, configs=("lab",)),
+            memory_gb=3, check=check_boot_memmap, configs=("lab", "debug")),
         Scenario(
             name="device-private",
             script="device-private",

@@ -317,7 +317,7 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
     samples: dict[str, dict[str, list[float]]] = {}
     first: dict[str, dict[str, list[float]]] = {}
     logs: dict[str, list[str]] = {}
-    pages: dict[str, set[int]] = {}
+    pages: dict[str, dict[str, set[int]]] = {}
     kernels: dict[str, str] = {}
     start = time.monotonic()
     for sc in chosen:
@@ -325,14 +325,14 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
         samples[sc.name] = {v.name: [] for v in variants}
         first[sc.name] = {v.name: [] for v in variants}
         logs[sc.name] = []
-        pages[sc.name] = set()
+        pages[sc.name] = {v.name: set() for v in variants}
         for r in range(rounds):
             for variant in variants:
                 say(f"bench {sc.name}: round {r + 1}/{rounds}, {variant.name} "
                     f"({time.monotonic() - start:.0f}s elapsed)")
                 xs, fb, release, log, call_pages = measure(sc, variant, mode)
                 samples[sc.name][variant.name] += xs
-                pages[sc.name] |= call_pages
+                pages[sc.name][variant.name] |= call_pages
                 if fb is not None:
                     first[sc.name][variant.name].append(fb)
                 kernels[variant.kernel] = release
@@ -351,7 +351,7 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
                 "pmem_gb": sc.scenario.pmem_gb,
                 "env": sc.scenario.env, "append": sc.scenario.append,
                 "samples": samples[sc.name], "first_bind_us": first[sc.name],
-                "pages_per_call": sorted(pages[sc.name]),
+                "pages_per_call": sorted(set().union(*pages[sc.name].values())),
                 "stats": variant_stats(samples[sc.name]),
                 "first_bind_stats": variant_stats(first[sc.name]) if sc.first_bind_apart
                 else None,
@@ -381,7 +381,19 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
     if unrepeatable:
         raise LabError("icount results are not repeatable within "
                        f"{100 * REPEATABLE:.0f}%: " + ", ".join(unrepeatable))
+    mismatched = unequal_page_counts(pages)
+    if mismatched:
+        raise LabError("the kernels' timed calls covered different page counts: "
+                       + "; ".join(mismatched))
     return 0
+
+
+def unequal_page_counts(pages: dict[str, dict[str, set[int]]]) -> list[str]:
+    """Scenarios whose kernels initialized different numbers of struct pages
+    per timed call: they did not do the same work, whatever their times."""
+    return [f"{name}: " + ", ".join(f"{v} {sorted(counts)}" for v, counts in by_variant.items())
+            for name, by_variant in pages.items()
+            if len({frozenset(counts) for counts in by_variant.values()}) > 1]
 
 
 def write_plots(result_json: Path, outdir: Path) -> list[Path]:

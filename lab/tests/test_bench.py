@@ -165,3 +165,12 @@ def test_icount_table_says_why_there_is_no_parallel_row():
     result = _result()
     result["guest_vcpus"] = 1
     assert "under -icount all vCPUs share one instruction clock" in bench.markdown(result)
+
+
+def test_kernels_must_time_the_same_page_counts():
+    same = {"kmem-online": {"base": {32768}, "patched": {32768}},
+            "hugetlb-init-on-alloc": {"base": set(), "patched": set()}}
+    assert bench.unequal_page_counts(same) == []
+    differ = {"boot-memmap": {"base": {786301}, "patched": {786300}}}
+    assert bench.unequal_page_counts(differ) == [
+        "boot-memmap: base [786301], patched [786300]"]

@@ -144,10 +144,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--rounds", type=int, help="alternating base/patched rounds "
                    "(default 2 for icount, 5 otherwise)")
     s.add_argument("--scenario", action="append",
-                   help="only this scenario (repeatable): fsdax-rebind, devdax-rebind, "
-                   "device-private, hugetlb-init-on-alloc, kmem-online, "
-                   "kmem-online-pages (not with --quick); results then go to "
-                   "results/MODE-SCENARIO+.../")
+                   help="only this scenario (repeatable; an unknown name lists the "
+                   "known ones); results then go to results/MODE-SCENARIO+.../")
     s.add_argument("--pmem", type=int, help="pmem region in GB (default: largest that fits, <= 16)")
     s.set_defaults(func=_bench)
 

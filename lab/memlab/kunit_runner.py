@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import guest, paths
+from . import guest, kconfig, paths
 from .runner import LabError, run_logged, say
 
 
@@ -124,7 +124,7 @@ def parse_console(log: Path, report: Path) -> dict[str, Any]:
 
 def deferred_init_untested(dotconfig: str, console: str) -> str | None:
     """A kernel built to defer struct page init whose boot deferred none."""
-    if "CONFIG_DEFERRED_STRUCT_PAGE_INIT=y" not in dotconfig.splitlines():
+    if kconfig.parse(dotconfig).get("CONFIG_DEFERRED_STRUCT_PAGE_INIT") != "y":
         return None
     if DEFERRED_DONE.search(console):
         return None

@@ -173,10 +173,9 @@ def check_zeroing(con: Console, env: dict[str, str]) -> list[str]:
     problems = []
     if con.result("done") != "1":
         problems.append("scenario did not report done=1")
-    allocs = int(env.get("ALLOCS", "1"))
-    if len(con.result_values("hugetlb_alloc_ns")) != allocs:
-        problems.append(f"expected {allocs} timed allocations, saw "
-                        f"{len(con.result_values('hugetlb_alloc_ns'))}")
+    allocs, timed = int(env.get("ALLOCS", "1")), len(con.result_values("hugetlb_alloc_ns"))
+    if timed != allocs:
+        problems.append(f"expected {allocs} timed allocations, saw {timed}")
     if not con.result("hugepages") or \
             con.result("hugepages") != con.result("hugepages_requested"):
         problems.append(f"got {con.result('hugepages')} of "

@@ -1,7 +1,8 @@
 # Guest scenario: devdax namespace (ALIGN, default 2M: compound pages) on the
 # legacy pmem region; REBINDS unbind/bind cycles of the dax_pmem device, each
 # re-running memmap_init_zone_device(). Data written through /dev/dax0.0
-# before the rebinds must read back identical after them.
+# before the rebinds must read back identical after them; then a mapping
+# is held across fork, and the child's store seen by the parent.
 set -eu
 . "$(dirname "$0")/lib.sh"
 REBINDS=${REBINDS:-3}
@@ -42,6 +43,7 @@ while [ "$i" -le "$REBINDS" ]; do
 	say rebind="$i"
 	i=$((i + 1))
 done
+daxio fork /dev/dax0.0 "$maplen" || fail "dax0.0 mapping across fork"
 after=$(daxio sum /dev/dax0.0 "$bytes" "$maplen") || fail "read dax0.0 after rebinds"
 say checksum_before="$before" checksum_after="$after"
 [ "$before" = "$after" ] || fail "devdax data changed across rebinds"

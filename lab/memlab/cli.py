@@ -57,7 +57,7 @@ def _kunit(args: argparse.Namespace) -> int:
 
 def _test(args: argparse.Namespace) -> int:
     from . import testcmd
-    return testcmd.run(quick=args.quick, skip=set(args.skip or []))
+    return testcmd.run(quick=args.quick, full=args.full, skip=set(args.skip or []))
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -92,7 +92,8 @@ def parser() -> argparse.ArgumentParser:
 
     def kernel_args(s: argparse.ArgumentParser) -> None:
         s.add_argument("--variant", choices=["base", "patched"], default="patched")
-        s.add_argument("--config", default="lab", help="fragment set: lab or debug")
+        s.add_argument("--config", default="lab",
+                       help="fragment set: lab, vm (DEBUG_VM) or debug (KASAN)")
         s.add_argument("--arch", default="x86_64", choices=list(arches.ARCHES))
 
     s = sub.add_parser("build", help="out-of-tree kernel build (tinyconfig + fragments)")
@@ -115,19 +116,21 @@ def parser() -> argparse.ArgumentParser:
                        "(the lab kernel on x86-64), run by one bare QEMU boot")
     s.add_argument("--config",
                    help="the patched kernel to build and boot: on x86-64 lab (default) "
-                   "or debug (KASAN); on arm64 kunit (default)")
+                   "vm (DEBUG_VM, template path on) or debug (KASAN); on arm64 kunit (default)")
     s.add_argument("--arch", default="x86_64",
                    choices=[a.name for a in arches.ARCHES.values() if a.bootable])
     s.set_defaults(func=_kunit)
 
     s = sub.add_parser("test", help="the project's tests: pytest, build, KUnit, guest scenarios")
     s.add_argument("--quick", action="store_true", help="pytest, the apply check and checkpatch only")
+    s.add_argument("--full", action="store_true",
+                   help="also the debug (KASAN) kernel: its build, KUnit run and guests")
     s.add_argument("--skip", action="append",
                    choices=["pytest", "apply", "checkpatch", "build", "kunit", "guest",
-                            "lab", "debug", "highmem", "arm64"],
+                            "lab", "vm", "debug", "highmem", "arm64"],
                    help="leave out a step (repeatable); 'apply': the README's apply "
-                   "command on the pristine tree; 'lab', 'debug': that x86-64 kernel "
-                   "(debug: KASAN) with its KUnit run and guests; 'highmem': the i386 "
+                   "command on the pristine tree; 'lab', 'vm', 'debug': that x86-64 kernel "
+                   "(vm: DEBUG_VM; debug: KASAN) with its KUnit run and guests; 'highmem': the i386 "
                    "compile test, 'arm64': the arm64 KUnit kernel")
     s.set_defaults(func=_test)
 

@@ -18,7 +18,7 @@ APT_GROUPS: dict[str, list[str]] = {
     "source": ["git", "xz-utils", "patch"],
     "build": ["gcc", "make", "flex", "bison", "bc", "libelf-dev", "libssl-dev",
               "ccache", "cpio", "kmod", "perl"],
-    "guest": ["qemu-system-x86", "ndctl", "daxctl", "udev", "python3-venv"],
+    "guest": ["qemu-system-x86", "ndctl", "daxctl", "udev", "e2fsprogs", "python3-venv"],
 }
 # (Toolchains and emulators of other architectures: arches.py.)
 VIRTME_NG = "virtme-ng==1.42"

@@ -253,7 +253,9 @@ def vng_command(spec: GuestSpec, image: Path, accel: str) -> list[str]:
     if accel != "kvm":
         cmd += ["--disable-kvm", "--disable-microvm"]
     # loglevel=8: pr_debug lines, once enabled by the script, reach the console.
-    for arg in append + ["loglevel=8"] + spec.append:
+    # oops=panic: an oops that leaves the guest wedged (a recursive fault
+    # in the dying task) ends the run at once instead of at the timeout.
+    for arg in append + ["loglevel=8", "oops=panic"] + spec.append:
         cmd += ["--append", arg]
     if icount:
         cmd += ["--qemu-opts", "-icount shift=0,sleep=off"]

@@ -3,9 +3,10 @@
 The suites are built into a patched kernel and run by one bare boot of it
 (QEMU on the kernel alone, kunit.enable=1, kunit_shutdown=reboot): no
 userspace, no kunit.py build. On x86-64 that kernel is a lab kernel itself
-(configs lab.patched and, through it, debug), whose ordinary boots skip the
-suites (KUnit's default is off there): the lab kernel runs them with the
-template path on, the debug kernel under KASAN. Other architectures build a
+(configs lab.patched and, through it, vm and debug), whose ordinary boots
+skip the suites (KUnit's default is off there): the lab kernel runs them
+with the template path on, the vm kernel the same under DEBUG_VM and
+lockdep, the debug kernel under KASAN. Other architectures build a
 kernel for the suites alone (configs/kunit.config). The KTAP on the console
 is parsed by the kernel's own tools/testing/kunit/kunit.py parse, and a
 KASAN report, WARN or oops on that console fails the run.

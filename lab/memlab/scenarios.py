@@ -50,6 +50,39 @@ def check_rebinds(con: Console, env: dict[str, str]) -> list[str]:
     return problems
 
 
+def check_devdax(con: Console, env: dict[str, str]) -> list[str]:
+    """devdax rebinds, then a mapping of the device held across fork."""
+    problems = check_rebinds(con, env)
+    if con.result("fork_checked") != "1":
+        problems.append("the devdax mapping was not checked across fork")
+    return problems
+
+
+def check_dax_fs(con: Console, env: dict[str, str]) -> list[str]:
+    """ext4 -o dax on fsdax: the rebind protocol, and in every round (the
+    first mount, then each remount after a rebind) every file page mapped
+    from the namespace, pinned by direct I/O and shared across fork."""
+    problems = check_rebinds(con, env)
+    rounds = 1 + int(env["REBINDS"])
+    file_pages = int(env["FILES"]) * int(env["FILE_MIB"]) * (1 << 20) // PAGE_SIZE
+    for key, expected, what in (
+            ("files_used", [str(r) for r in range(rounds)], "rounds of file use"),
+            ("dax_placed_pages", [str(file_pages)] * rounds, "pages mapped from the namespace"),
+            ("pinned_files", [env["FILES"]] * rounds, "files pinned by direct I/O"),
+            ("fork_checked", ["1"] * rounds, "fork checks")):
+        seen = con.result_values(key)
+        if seen != expected:
+            problems.append(f"{what}: expected {expected}, saw {seen}")
+    # Each round's transfers pin every file page twice (out of and into it);
+    # /proc/vmstat lags by what the CPUs have not folded in yet, so at
+    # least once is asked: without pinning the count stays near zero.
+    pinned = [_int(v) or 0 for v in con.result_values("pinned_pages")]
+    if len(pinned) != rounds or min(pinned, default=0) < file_pages:
+        problems.append(f"pages pinned per round {pinned}, expected at least "
+                        f"{file_pages} in each of {rounds} rounds")
+    return problems
+
+
 def check_pair(con: Console, env: dict[str, str]) -> list[str]:
     """Two fsdax devices bound at once, ROUNDS times: one memmap init per
     bind over its pfn device's pages, each shared among all the guest's CPUs
@@ -202,8 +235,11 @@ class Scenario:
     check: Callable[[Console, dict[str, str]], list[str]] = lambda con, env: []
     # A runner self-test: the run must fail with this kind of console report.
     expect_failure: str | None = None
-    # Configs the test suite runs it on.
+    # Configs the test suite runs it on (on their patched kernels).
     configs: tuple[str, ...] = ("lab",)
+    # Also run on the lab config's base kernel: what the scenario does must
+    # work before the series as after it.
+    on_base: bool = False
 
     def spec(self, variant: str, config: str = "lab",
              accel: str | None = None) -> guest.GuestSpec:
@@ -232,6 +268,8 @@ def resolve_env(env: dict[str, str], variant: str, config: str = "lab") -> dict[
 
 REBINDS = 3
 LOADS = 3
+DAX_FS_REBINDS = 2
+DAX_FS_ENV = {"REBINDS": str(DAX_FS_REBINDS), "FILES": "4", "FILE_MIB": "8"}
 
 SCENARIOS: dict[str, Scenario] = {
     s.name: s for s in [
@@ -241,7 +279,7 @@ SCENARIOS: dict[str, Scenario] = {
             description="fsdax map=dev (memmap on the device, altmap) on a 4 GB "
                         f"legacy pmem region, {REBINDS} unbind/bind, data checksummed",
             memory_gb=5, pmem_gb=4, env={"REBINDS": str(REBINDS), "MAP": "dev"},
-            check=check_rebinds, configs=("lab", "debug")),
+            check=check_rebinds, configs=("lab", "vm", "debug")),
         Scenario(
             name="fsdax-mem",
             script="fsdax-rebind",
@@ -253,20 +291,34 @@ SCENARIOS: dict[str, Scenario] = {
             script="devdax-rebind",
             description=f"devdax align=4K (order-0 pages), {REBINDS} rebinds of dax_pmem",
             memory_gb=5, pmem_gb=4, env={"REBINDS": str(REBINDS), "ALIGN": "4K"},
-            check=check_rebinds),
+            check=check_devdax),
         Scenario(
             name="devdax-2m",
             script="devdax-rebind",
             description=f"devdax align=2M (compound pages), {REBINDS} rebinds of dax_pmem",
             memory_gb=5, pmem_gb=4, env={"REBINDS": str(REBINDS), "ALIGN": "2M"},
-            check=check_rebinds, configs=("lab", "debug")),
+            check=check_devdax, configs=("lab", "vm", "debug")),
         Scenario(
             name="devdax-1g",
             script="devdax-rebind",
             description=f"devdax align=1G (1 GB compound pages), {REBINDS} rebinds",
             memory_gb=5, pmem_gb=4,
             env={"REBINDS": str(REBINDS), "ALIGN": "1G"},
-            check=check_rebinds),
+            check=check_devdax),
+        Scenario(
+            name="fsdax-fs-dev",
+            script="fsdax-fs",
+            description="ext4 -o dax on fsdax map=dev: files written through shared "
+                        "mappings, placed on the namespace, pinned by direct I/O, "
+                        f"shared across fork; {DAX_FS_REBINDS} umount/rebind/mount rounds",
+            memory_gb=5, pmem_gb=4, pmem_regions=2, env=DAX_FS_ENV | {"MAP": "dev"},
+            check=check_dax_fs, configs=("lab", "vm", "debug"), on_base=True),
+        Scenario(
+            name="fsdax-fs-mem",
+            script="fsdax-fs",
+            description="ext4 -o dax on fsdax map=mem (memmap in RAM), as fsdax-fs-dev",
+            memory_gb=5, pmem_gb=4, pmem_regions=2, env=DAX_FS_ENV | {"MAP": "mem"},
+            check=check_dax_fs, configs=("lab", "vm"), on_base=True),
         Scenario(
             name="fsdax-pair",
             script="fsdax-pair",
@@ -274,7 +326,7 @@ SCENARIOS: dict[str, Scenario] = {
                         f"bound at the same time x{REBINDS}, each memmap init shared "
                         "among the CPUs, data checksummed",
             memory_gb=5, pmem_gb=4, pmem_regions=2,
-            env={"ROUNDS": str(REBINDS)}, check=check_pair, configs=("lab", "debug")),
+            env={"ROUNDS": str(REBINDS)}, check=check_pair, configs=("lab", "vm", "debug")),
         Scenario(
             name="kmem-online",
             script="kmem-online",
@@ -282,13 +334,13 @@ SCENARIOS: dict[str, Scenario] = {
                         f"(dax kmem), {REBINDS} offline/online cycles of its blocks, "
                         "then filled from userspace, read back and offlined",
             memory_gb=3, pmem_gb=1, env={"CYCLES": str(REBINDS)},
-            check=check_kmem_online, configs=("lab", "debug")),
+            check=check_kmem_online, configs=("lab", "vm", "debug")),
         Scenario(
             name="boot-memmap",
             script="boot-memmap",
             description="boot: the struct pages of all boot memory initialized "
                         "(timed) in memmap_init()",
-            memory_gb=3, check=check_boot_memmap, configs=("lab", "debug")),
+            memory_gb=3, check=check_boot_memmap, configs=("lab", "vm", "debug")),
         Scenario(
             name="device-private",
             script="device-private",
@@ -297,14 +349,14 @@ SCENARIOS: dict[str, Scenario] = {
             memory_gb=3, env={"LOADS": str(LOADS), "CHUNK_MB": "256",
                               "MODULE": "@out/lib/test_hmm.ko"},
             check=check_device_private,
-            configs=("lab", "debug")),
+            configs=("lab", "vm", "debug")),
         Scenario(
             name="hugetlb-init-on-alloc",
             script="hugetlb-zero",
             description="init_on_alloc=1: 256 x 2 MB hugetlb pages allocated (timed) "
                         "over dirtied memory, hugetlb and THP memory read zero",
             memory_gb=3, env={"HUGEPAGES": "256", "THP_MIB": "64"},
-            append=["init_on_alloc=1"], check=check_zeroing, configs=("lab", "debug")),
+            append=["init_on_alloc=1"], check=check_zeroing, configs=("lab", "vm", "debug")),
         Scenario(
             name="runner-catches-warn",
             script="provoke-warn",

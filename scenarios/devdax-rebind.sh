@@ -14,12 +14,9 @@ enable_memmap_debug
 quiesce
 
 say phase=create mode=devdax align="$ALIGN"
-ndctl create-namespace -f -e namespace0.0 -m devdax -a "$ALIGN" >/dev/null ||
-	fail "ndctl create-namespace devdax align=$ALIGN"
-settle
-[ -c /dev/dax0.0 ] || fail "no /dev/dax0.0 after create-namespace"
-drv=/sys/bus/nd/drivers/dax_pmem
-dev=$(basename "$(ls -d $drv/dax* | head -n 1)")
+create_devdax "$ALIGN"
+drv=$DAX_PMEM
+dev=$dax_dev
 say nd_dax="$dev" pfn_size="$(cat /sys/bus/nd/devices/$dev/size)" \
 	dax_size="$(cat /sys/bus/dax/devices/dax0.0/size)" \
 	align="$(cat /sys/bus/dax/devices/dax0.0/align)"

@@ -37,6 +37,18 @@ settle() { sleep 0.2; }
 # The pfn device behind a pmem block device, e.g. pfn0.1.
 pfn_of() { basename "$(readlink -f "/sys/block/$1/device")"; }
 
+DAX_PMEM=/sys/bus/nd/drivers/dax_pmem
+
+# Make namespace0.0 a devdax namespace of this alignment; sets dax_dev, its
+# nd device (e.g. dax0.1) on the dax_pmem driver.
+create_devdax() {  # create_devdax ALIGN
+	ndctl create-namespace -f -e namespace0.0 -m devdax -a "$1" >/dev/null ||
+		fail "ndctl create-namespace devdax align=$1"
+	settle
+	[ -c /dev/dax0.0 ] || fail "no /dev/dax0.0 after create-namespace align=$1"
+	dax_dev=$(basename "$(ls -d $DAX_PMEM/dax* | head -n 1)")
+}
+
 rebind() {  # rebind DRIVER_DIR DEVICE
 	echo "$2" > "$1/unbind" || fail "unbind $2"
 	echo "$2" > "$1/bind" || fail "bind $2"

@@ -25,6 +25,9 @@ class Arch:
         return bool(self.qemu)
 
 
+# The architecture of the guests (virtme-ng), which run the scenarios.
+GUEST_ARCH = "x86_64"
+
 ARCHES: dict[str, Arch] = {a.name: a for a in [
     # Guests boot through virtme-ng (guest.py); bare boots run KUnit.
     Arch("x86_64", "x86_64", "arch/x86/boot/bzImage",

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import arches, deps, kconfig, kernel_tree, paths
+from . import arches, deps, kconfig, kernel_tree, paths, selftests
 from .runner import LabError, run_logged, say
 
 
@@ -91,6 +91,8 @@ def build(variant: str, config: str = "lab", arch: str = "x86_64") -> Built:
     if not image.exists():
         raise LabError(f"build finished but {image} is missing (see {log})")
     say(f"kernel image: {image}")
+    if arch == arches.GUEST_ARCH:    # what the guest scenarios run besides
+        selftests.build_hmm_tests(tree, out, log)
     return Built(arch, variant, config, out, image)
 
 

@@ -83,6 +83,61 @@ def check_dax_fs(con: Console, env: dict[str, str]) -> list[str]:
     return problems
 
 
+def check_rebind_stress(con: Console, env: dict[str, str]) -> list[str]:
+    """One region reconfigured CYCLES times: two memmap inits per cycle (the
+    new layout's bind, then a rebind), each over that layout's pfn device,
+    and each cycle's fresh data read back intact before and after."""
+    problems = []
+    cycles = int(env["CYCLES"])
+    if con.result("done") != "1":
+        problems.append("scenario did not report done=1")
+    reports = [r for r in con.results if "cycle" in r]
+    if len(reports) != cycles:
+        problems.append(f"expected {cycles} cycles, saw {len(reports)}")
+    inits = con.memmap_inits
+    if len(inits) != 2 * len(reports):
+        return problems + [f"expected {2 * len(reports)} memmap_init_zone_device() calls "
+                           f"(a bind and a rebind in each of {len(reports)} cycles), "
+                           f"saw {len(inits)}"]
+    for r, bind, rebind in zip(reports, inits[::2], inits[1::2]):
+        pages = (_int(r.get("pfn_size")) or 0) // PAGE_SIZE
+        if not bind.pages == rebind.pages == pages:
+            problems.append(f"cycle {r['cycle']} ({r.get('layout')}): memmap inits over "
+                            f"{bind.pages} and {rebind.pages} pages, expected {pages}")
+        sums = {r.get(k) for k in ("checksum_written", "checksum_read", "checksum_rebound")}
+        if len(sums) != 1 or None in sums:
+            problems.append(f"cycle {r['cycle']} ({r.get('layout')}): data written "
+                            f"{r.get('checksum_written')}, read {r.get('checksum_read')}, "
+                            f"after the rebind {r.get('checksum_rebound')}")
+    return problems
+
+
+def check_hmm_tests(con: Console, env: dict[str, str]) -> list[str]:
+    """hmm-tests: every case passed, none skipped or failed, after test_hmm
+    memremapped a chunk for each of its four devices."""
+    problems = []
+    if con.result("done") != "1":
+        problems.append("scenario did not report done=1")
+    counts = {k: _int(con.result(f"hmm_{k}"))
+              for k in ("pass", "fail", "xfail", "xpass", "skip", "error")}
+    if counts["pass"] is None:
+        problems.append("hmm-tests printed no totals")
+    elif not counts["pass"] or any(counts[k] for k in counts if k != "pass"):
+        problems.append("hmm-tests: " + ", ".join(f"{k} {n}" for k, n in counts.items()))
+    if con.result("hmm_exit") != "0":
+        problems.append(f"hmm-tests exited {con.result('hmm_exit')}")
+    not_passed = con.result_values("hmm_not_passed")
+    if not_passed:
+        problems.append(f"{len(not_passed)} cases not passed: "
+                        + ", ".join(not_passed[:5]) + (" ..." if len(not_passed) > 5 else ""))
+    chunk_pages = HMM_CHUNK_BYTES // PAGE_SIZE
+    inits = con.memmap_inits
+    if len(inits) < 4 or any(i.pages != chunk_pages for i in inits):
+        problems.append(f"memmap inits over {[i.pages for i in inits]} pages, expected "
+                        f"at least 4 of {chunk_pages} (a chunk per device)")
+    return problems
+
+
 def check_pair(con: Console, env: dict[str, str]) -> list[str]:
     """Two fsdax devices bound at once, ROUNDS times: one memmap init per
     bind over its pfn device's pages, each shared among all the guest's CPUs
@@ -269,6 +324,12 @@ def resolve_env(env: dict[str, str], variant: str, config: str = "lab") -> dict[
 REBINDS = 3
 LOADS = 3
 DAX_FS_REBINDS = 2
+STRESS_CYCLES = 10     # each of the 5 layouts twice
+# test_hmm's device memory chunk (its default size), and where the guest's
+# command line reserves the two DEVICE_COHERENT chunks: the top of a 4 GB
+# guest's RAM (q35: 2 GB below the PCI hole, 4-6 GB above it).
+HMM_CHUNK_BYTES = 256 << 20
+HMM_COHERENT_START = 0x160000000
 DAX_FS_ENV = {"REBINDS": str(DAX_FS_REBINDS), "FILES": "4", "FILE_MIB": "8"}
 
 SCENARIOS: dict[str, Scenario] = {
@@ -320,6 +381,14 @@ SCENARIOS: dict[str, Scenario] = {
             memory_gb=5, pmem_gb=4, pmem_regions=2, env=DAX_FS_ENV | {"MAP": "mem"},
             check=check_dax_fs, configs=("lab", "vm"), on_base=True),
         Scenario(
+            name="rebind-stress",
+            script="rebind-stress",
+            description=f"one 4 GB pmem region reconfigured {STRESS_CYCLES} times, "
+                        "rotating fsdax map=dev/mem and devdax align 4K/2M/1G, each "
+                        "layout bound and rebound over fresh random data, checksummed",
+            memory_gb=5, pmem_gb=4, env={"CYCLES": str(STRESS_CYCLES), "DATA_MIB": "8"},
+            check=check_rebind_stress, configs=("vm",)),
+        Scenario(
             name="fsdax-pair",
             script="fsdax-pair",
             description="two 2 GB fsdax map=dev namespaces on two pmem regions, "
@@ -350,6 +419,18 @@ SCENARIOS: dict[str, Scenario] = {
                               "MODULE": "@out/lib/test_hmm.ko"},
             check=check_device_private,
             configs=("lab", "vm", "debug")),
+        Scenario(
+            name="hmm-tests",
+            script="hmm-tests",
+            description="the kernel's hmm-tests selftest against test_hmm with two "
+                        "DEVICE_PRIVATE and two DEVICE_COHERENT devices (on RAM the "
+                        "command line reserves): every case must pass",
+            memory_gb=4,
+            env={"MODULE": "@out/lib/test_hmm.ko", "HMM_TESTS": "@out/hmm-tests",
+                 "SPM_ADDR0": hex(HMM_COHERENT_START),
+                 "SPM_ADDR1": hex(HMM_COHERENT_START + HMM_CHUNK_BYTES)},
+            append=[f"memmap={2 * HMM_CHUNK_BYTES >> 20}M${HMM_COHERENT_START:#x}"],
+            check=check_hmm_tests, configs=("lab", "vm", "debug"), on_base=True),
         Scenario(
             name="hugetlb-init-on-alloc",
             script="hugetlb-zero",

@@ -63,5 +63,47 @@ def test_devdax_check_wants_the_fork_check():
 
 def test_base_kernel_runs_only_the_scenarios_meant_for_it():
     names = [sc.name for sc in testcmd.base_scenarios("lab")]
-    assert names == ["fsdax-fs-dev", "fsdax-fs-mem"]
+    assert names == ["fsdax-fs-dev", "fsdax-fs-mem", "hmm-tests"]
     assert testcmd.base_scenarios("vm") == []
+
+
+def test_hmm_tests_log_passes_its_checks():
+    sc = scenarios.get("hmm-tests")
+    assert testcmd.guest_verdict(sc, _result("guest-hmm-tests.log", 0)) == []
+
+
+def test_hmm_tests_on_a_template_without_pgmap_fails():
+    sc = scenarios.get("hmm-tests")
+    problems = testcmd.guest_verdict(sc, _result("guest-hmm-tests-pgmap-null.log", 255))
+    assert any(p.startswith("BUG") and "NULL pointer" in p for p in problems)
+    assert "hmm-tests printed no totals" in problems
+
+
+def test_hmm_tests_check_counts_every_case():
+    sc = scenarios.get("hmm-tests")
+    con = _result("guest-hmm-tests.log", 0).console
+    for r in con.results:
+        if "hmm_skip" in r:
+            r["hmm_pass"], r["hmm_skip"] = "57", "1"
+    assert "hmm-tests: pass 57, fail 0, xfail 0, xpass 0, skip 1, error 0" in sc.problems(con)
+
+
+def test_rebind_stress_log_passes_its_checks():
+    sc = scenarios.get("rebind-stress")
+    assert testcmd.guest_verdict(sc, _result("guest-rebind-stress.log", 0)) == []
+
+
+def test_rebind_stress_on_compound_heads_with_refcount_zero_fails():
+    sc = scenarios.get("rebind-stress")
+    problems = testcmd.guest_verdict(sc, _result("guest-rebind-stress-head-refcount0.log", 1))
+    assert any(p.startswith("WARNING") and "try_grab_folio" in p for p in problems)
+    assert "expected 10 cycles, saw 3" in problems
+
+
+def test_rebind_stress_check_compares_each_cycles_data():
+    sc = scenarios.get("rebind-stress")
+    con = _result("guest-rebind-stress.log", 0).console
+    cycle = next(r for r in con.results if r.get("cycle") == "4")
+    cycle["checksum_rebound"] = "0" * 64
+    problems = " | ".join(sc.problems(con))
+    assert "cycle 4 (devdax:1G): data written" in problems

@@ -21,13 +21,9 @@ quiesce
 daxfs() { python3 "$(dirname "$0")/daxfs.py" "$@"; }
 
 say phase=create map="$MAP"
-ndctl create-namespace -f -e namespace0.0 -m fsdax -M "$MAP" >/dev/null ||
-	fail "ndctl create-namespace fsdax map=$MAP"
-settle
-[ -b /dev/pmem0 ] || fail "no /dev/pmem0 after create-namespace"
+create_fsdax "$MAP"
 [ -b /dev/pmem1 ] || fail "no raw /dev/pmem1 (second region) for direct I/O"
-pfn=$(pfn_of pmem0)
-drv=/sys/bus/nd/drivers/nd_pmem
+drv=$ND_PMEM
 ns_start=$(cat /sys/bus/nd/devices/namespace0.0/resource)
 ns_size=$(cat /sys/bus/nd/devices/namespace0.0/size)
 say pfn="$pfn" pfn_size="$(cat /sys/bus/nd/devices/$pfn/size)" \

@@ -6,7 +6,7 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 ROUNDS=${ROUNDS:-3}
 DATA_MIB=${DATA_MIB:-4}
-drv=/sys/bus/nd/drivers/nd_pmem
+drv=$ND_PMEM
 need ndctl
 enable_memmap_debug
 # The series' own line: how many threads shared each range.

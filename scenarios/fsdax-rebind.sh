@@ -12,12 +12,8 @@ enable_memmap_debug
 quiesce
 
 say phase=create map="$MAP"
-ndctl create-namespace -f -e namespace0.0 -m fsdax -M "$MAP" >/dev/null ||
-	fail "ndctl create-namespace fsdax map=$MAP"
-settle
-[ -b /dev/pmem0 ] || fail "no /dev/pmem0 after create-namespace"
-pfn=$(pfn_of pmem0)
-drv=/sys/bus/nd/drivers/nd_pmem
+create_fsdax "$MAP"
+drv=$ND_PMEM
 say pfn="$pfn" pfn_size="$(cat /sys/bus/nd/devices/$pfn/size)" \
 	pfn_resource="$(cat /sys/bus/nd/devices/$pfn/resource)" \
 	ns_size="$(cat /sys/bus/nd/devices/namespace0.0/size)"

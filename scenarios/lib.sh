@@ -37,7 +37,18 @@ settle() { sleep 0.2; }
 # The pfn device behind a pmem block device, e.g. pfn0.1.
 pfn_of() { basename "$(readlink -f "/sys/block/$1/device")"; }
 
+ND_PMEM=/sys/bus/nd/drivers/nd_pmem
 DAX_PMEM=/sys/bus/nd/drivers/dax_pmem
+
+# Make namespace0.0 an fsdax namespace with its memmap on the device (dev)
+# or in RAM (mem); sets pfn, the device behind /dev/pmem0 on nd_pmem.
+create_fsdax() {  # create_fsdax MAP
+	ndctl create-namespace -f -e namespace0.0 -m fsdax -M "$1" >/dev/null ||
+		fail "ndctl create-namespace fsdax map=$1"
+	settle
+	[ -b /dev/pmem0 ] || fail "no /dev/pmem0 after create-namespace map=$1"
+	pfn=$(pfn_of pmem0)
+}
 
 # Make namespace0.0 a devdax namespace of this alignment; sets dax_dev, its
 # nd device (e.g. dax0.1) on the dax_pmem driver.

@@ -19,15 +19,11 @@ bytes=$((DATA_MIB * 1048576))
 
 # Each cycle sets pfn_size and the checksums read before and after the rebind.
 fsdax_cycle() {  # fsdax_cycle MAP
-	ndctl create-namespace -f -e namespace0.0 -m fsdax -M "$1" >/dev/null ||
-		fail "ndctl create-namespace fsdax map=$1"
-	settle
-	[ -b /dev/pmem0 ] || fail "no /dev/pmem0 after create-namespace map=$1"
-	pfn=$(pfn_of pmem0)
+	create_fsdax "$1"
 	dd if=/tmp/memlab-data of=/dev/pmem0 bs=1M oflag=direct status=none ||
 		fail "write pmem0 map=$1"
 	read=$(checksum /dev/pmem0 "$DATA_MIB")
-	rebind /sys/bus/nd/drivers/nd_pmem "$pfn"
+	rebind "$ND_PMEM" "$pfn"
 	rebound=$(checksum /dev/pmem0 "$DATA_MIB")
 	pfn_size=$(cat "/sys/bus/nd/devices/$pfn/size")
 }

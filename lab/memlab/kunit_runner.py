@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import guest, kconfig, paths
+from . import arches, guest, kconfig, paths
 from .runner import LabError, run_logged, say
 
 
@@ -32,7 +32,7 @@ SUITES = ("memmap_init", "memmap_init_zone_device", "memmap_init_hotplug", "memm
 RUN_SUITES_AT_BOOT = ("kunit.enable=1", "kunit_shutdown=reboot")
 
 # The architecture with lab kernels (guests); others have a KUnit kernel.
-LAB_ARCH = "x86_64"
+LAB_ARCH = arches.GUEST_ARCH
 
 # What a kernel built with CONFIG_DEFERRED_STRUCT_PAGE_INIT prints once its
 # deferred init threads are done: without it the boot deferred nothing and

@@ -323,6 +323,9 @@ def resolve_env(env: dict[str, str], variant: str, config: str = "lab") -> dict[
 
 REBINDS = 3
 LOADS = 3
+# Every x86-64 config the test suite boots: the measured lab kernel, vm
+# (DEBUG_VM, fast paths on), debug (KASAN, `memlab test --full`).
+ALL_CONFIGS = ("lab", "vm", "debug")
 DAX_FS_REBINDS = 2
 STRESS_CYCLES = 10     # each of the 5 layouts twice
 # test_hmm's device memory chunk (its default size), and where the guest's
@@ -340,7 +343,7 @@ SCENARIOS: dict[str, Scenario] = {
             description="fsdax map=dev (memmap on the device, altmap) on a 4 GB "
                         f"legacy pmem region, {REBINDS} unbind/bind, data checksummed",
             memory_gb=5, pmem_gb=4, env={"REBINDS": str(REBINDS), "MAP": "dev"},
-            check=check_rebinds, configs=("lab", "vm", "debug")),
+            check=check_rebinds, configs=ALL_CONFIGS),
         Scenario(
             name="fsdax-mem",
             script="fsdax-rebind",
@@ -358,7 +361,7 @@ SCENARIOS: dict[str, Scenario] = {
             script="devdax-rebind",
             description=f"devdax align=2M (compound pages), {REBINDS} rebinds of dax_pmem",
             memory_gb=5, pmem_gb=4, env={"REBINDS": str(REBINDS), "ALIGN": "2M"},
-            check=check_devdax, configs=("lab", "vm", "debug")),
+            check=check_devdax, configs=ALL_CONFIGS),
         Scenario(
             name="devdax-1g",
             script="devdax-rebind",
@@ -373,7 +376,7 @@ SCENARIOS: dict[str, Scenario] = {
                         "mappings, placed on the namespace, pinned by direct I/O, "
                         f"shared across fork; {DAX_FS_REBINDS} umount/rebind/mount rounds",
             memory_gb=5, pmem_gb=4, pmem_regions=2, env=DAX_FS_ENV | {"MAP": "dev"},
-            check=check_dax_fs, configs=("lab", "vm", "debug"), on_base=True),
+            check=check_dax_fs, configs=ALL_CONFIGS, on_base=True),
         Scenario(
             name="fsdax-fs-mem",
             script="fsdax-fs",
@@ -395,7 +398,7 @@ SCENARIOS: dict[str, Scenario] = {
                         f"bound at the same time x{REBINDS}, each memmap init shared "
                         "among the CPUs, data checksummed",
             memory_gb=5, pmem_gb=4, pmem_regions=2,
-            env={"ROUNDS": str(REBINDS)}, check=check_pair, configs=("lab", "vm", "debug")),
+            env={"ROUNDS": str(REBINDS)}, check=check_pair, configs=ALL_CONFIGS),
         Scenario(
             name="kmem-online",
             script="kmem-online",
@@ -403,22 +406,22 @@ SCENARIOS: dict[str, Scenario] = {
                         f"(dax kmem), {REBINDS} offline/online cycles of its blocks, "
                         "then filled from userspace, read back and offlined",
             memory_gb=3, pmem_gb=1, env={"CYCLES": str(REBINDS)},
-            check=check_kmem_online, configs=("lab", "vm", "debug")),
+            check=check_kmem_online, configs=ALL_CONFIGS),
         Scenario(
             name="boot-memmap",
             script="boot-memmap",
             description="boot: the struct pages of all boot memory initialized "
                         "(timed) in memmap_init()",
-            memory_gb=3, check=check_boot_memmap, configs=("lab", "vm", "debug")),
+            memory_gb=3, check=check_boot_memmap, configs=ALL_CONFIGS),
         Scenario(
             name="device-private",
             script="device-private",
             description=f"DEVICE_PRIVATE: test_hmm load/unload x{LOADS} "
                         "(2 x 256 MB memremap_pages each)",
-            memory_gb=3, env={"LOADS": str(LOADS), "CHUNK_MB": "256",
+            memory_gb=3, env={"LOADS": str(LOADS), "CHUNK_MB": str(HMM_CHUNK_BYTES >> 20),
                               "MODULE": "@out/lib/test_hmm.ko"},
             check=check_device_private,
-            configs=("lab", "vm", "debug")),
+            configs=ALL_CONFIGS),
         Scenario(
             name="hmm-tests",
             script="hmm-tests",
@@ -430,14 +433,14 @@ SCENARIOS: dict[str, Scenario] = {
                  "SPM_ADDR0": hex(HMM_COHERENT_START),
                  "SPM_ADDR1": hex(HMM_COHERENT_START + HMM_CHUNK_BYTES)},
             append=[f"memmap={2 * HMM_CHUNK_BYTES >> 20}M${HMM_COHERENT_START:#x}"],
-            check=check_hmm_tests, configs=("lab", "vm", "debug"), on_base=True),
+            check=check_hmm_tests, configs=ALL_CONFIGS, on_base=True),
         Scenario(
             name="hugetlb-init-on-alloc",
             script="hugetlb-zero",
             description="init_on_alloc=1: 256 x 2 MB hugetlb pages allocated (timed) "
                         "over dirtied memory, hugetlb and THP memory read zero",
             memory_gb=3, env={"HUGEPAGES": "256", "THP_MIB": "64"},
-            append=["init_on_alloc=1"], check=check_zeroing, configs=("lab", "vm", "debug")),
+            append=["init_on_alloc=1"], check=check_zeroing, configs=ALL_CONFIGS),
         Scenario(
             name="runner-catches-warn",
             script="provoke-warn",

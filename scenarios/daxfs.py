@@ -22,6 +22,8 @@ import os
 import struct
 import sys
 
+from daxio import mapped   # this directory: the scripts run side by side
+
 PAGE = mmap.PAGESIZE
 PAGEMAP_PRESENT = 1 << 63
 PAGEMAP_PFN_MASK = (1 << 55) - 1
@@ -36,15 +38,6 @@ def files(directory: str) -> list[str]:
     if not names:
         raise Mismatch(f"no memlab-* files in {directory}")
     return [os.path.join(directory, n) for n in names]
-
-
-def mapped(path: str, flags: int = mmap.MAP_SHARED) -> mmap.mmap:
-    fd = os.open(path, os.O_RDWR)
-    try:
-        return mmap.mmap(fd, os.fstat(fd).st_size, flags,
-                         mmap.PROT_READ | mmap.PROT_WRITE)
-    finally:
-        os.close(fd)
 
 
 def read_by_syscall(path: str) -> bytes:
@@ -140,7 +133,7 @@ def pin(directory: str, blockdev: str) -> None:
 
 def fork(directory: str) -> None:
     path = files(directory)[0]
-    shared, private = mapped(path), mapped(path, mmap.MAP_PRIVATE)
+    shared, private = mapped(path), mapped(path, flags=mmap.MAP_PRIVATE)
     _ = private[0]                            # maps the pmem page read-only
     original_next = bytes(private[PAGE:2 * PAGE])
     pattern = bytes([0xa5]) * PAGE

@@ -14,10 +14,12 @@ import os
 import sys
 
 
-def mapped(dev: str, length: int) -> mmap.mmap:
-    fd = os.open(dev, os.O_RDWR)
+def mapped(path: str, length: int = 0, flags: int = mmap.MAP_SHARED) -> mmap.mmap:
+    """A read-write mapping of a device (length: a multiple of its
+    alignment) or of a whole file (length 0)."""
+    fd = os.open(path, os.O_RDWR)
     try:
-        return mmap.mmap(fd, length, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        return mmap.mmap(fd, length, flags, mmap.PROT_READ | mmap.PROT_WRITE)
     finally:
         os.close(fd)
 

@@ -1,10 +1,14 @@
 """The architectures the lab builds for, one record each: how make names
-it, where the image lands, which toolchain and emulator it needs, and how
-QEMU boots it bare (no userspace: the KUnit runs)."""
+it, where the image lands, which toolchain and emulator it needs, how QEMU
+boots it bare (no userspace: the KUnit runs), and which kernels `memlab
+test` builds for it. Everything else (CLI choices, deps, builds, KUnit,
+guests, the test plan) reads this table."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+from . import paths
 from .runner import LabError
 
 
@@ -13,6 +17,9 @@ class Arch:
     name: str
     make_arch: str
     image: str                          # inside the O= directory
+    # The configs `memlab test` builds, in order; on a bootable arch each
+    # one's patched kernel runs the KUnit suites, the first by default.
+    test_configs: tuple[str, ...]
     cross_compile: str = ""             # toolchain prefix; "" for the host's
     toolchain_packages: tuple[str, ...] = ()
     # A bare boot (memlab kunit): emulator, its machine options, console.
@@ -24,26 +31,41 @@ class Arch:
     def bootable(self) -> bool:
         return bool(self.qemu)
 
+    @property
+    def qemu_binary(self) -> str:
+        return self.qemu[0] if self.qemu else ""
 
-# The architecture of the guests (virtme-ng), which run the scenarios.
-GUEST_ARCH = "x86_64"
 
 ARCHES: dict[str, Arch] = {a.name: a for a in [
-    # Guests boot through virtme-ng (guest.py); bare boots run KUnit.
-    Arch("x86_64", "x86_64", "arch/x86/boot/bzImage",
+    # The guests' architecture (virtme-ng): the lab kernels, measured (lab),
+    # under DEBUG_VM with the fast paths on (vm), under KASAN (debug).
+    Arch("x86_64", "x86_64", "arch/x86/boot/bzImage", ("lab", "vm", "debug"),
          qemu=("qemu-system-x86_64",), qemu_packages=("qemu-system-x86",),
          console="ttyS0"),
-    # 32-bit: compile tests only (the HIGHMEM fallbacks).
-    Arch("i386", "i386", "arch/x86/boot/bzImage"),
     # KUnit only: the generic, plain-store copy helpers.
-    Arch("arm64", "arm64", "arch/arm64/boot/Image", "aarch64-linux-gnu-",
+    Arch("arm64", "arm64", "arch/arm64/boot/Image", ("kunit",), "aarch64-linux-gnu-",
          toolchain_packages=("gcc-aarch64-linux-gnu",),
          qemu=("qemu-system-aarch64", "-machine", "virt", "-cpu", "max,pauth-impdef=on"),
          qemu_packages=("qemu-system-arm",), console="ttyAMA0"),
+    # 32-bit: compile tests only (the HIGHMEM fallbacks).
+    Arch("i386", "i386", "arch/x86/boot/bzImage", ("highmem",)),
 ]}
+
+# The architecture of the guests (virtme-ng), which run the scenarios and
+# the bench; the lab's default wherever an architecture is asked for.
+GUEST_ARCH = "x86_64"
 
 
 def get(name: str) -> Arch:
     if name not in ARCHES:
         raise LabError(f"unknown arch {name!r} (supported: {', '.join(ARCHES)})")
     return ARCHES[name]
+
+
+def guest() -> Arch:
+    return ARCHES[GUEST_ARCH]
+
+
+def image_path(arch: str, variant: str, config: str) -> Path:
+    """Where a build of (arch, variant, config) leaves its kernel image."""
+    return paths.out_dir(arch, variant, config) / get(arch).image

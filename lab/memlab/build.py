@@ -66,7 +66,7 @@ def configure(tree: Path, out: Path, arch: str, variant: str, config: str,
     stamp_file.write_text(stamp)
 
 
-def build(variant: str, config: str = "lab", arch: str = "x86_64") -> Built:
+def build(variant: str, config: str = "lab", arch: str = arches.GUEST_ARCH) -> Built:
     a = arches.get(arch)
     deps.ensure("build")
     deps.apt_install(list(a.toolchain_packages))
@@ -78,22 +78,38 @@ def build(variant: str, config: str = "lab", arch: str = "x86_64") -> Built:
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("")
     configure(tree, out, arch, variant, config, log)
-    stats = out / ".memlab-build.json"
-    expected = json.loads(stats.read_text())["lines"] if stats.exists() else None
+    stats = out / STATS
+    expected = expected_lines(out)
     counter = _LineCounter()
     run_logged(["make", "-C", str(tree), *make_args(arch, out), "all"],
                log, f"build {arch}-{variant}-{config}", expected_lines=expected,
                on_line=counter, env=ccache_env())
     # Remember the size of a full build, to show a percentage next time.
-    if expected is None or counter.lines > expected:
+    if not stats.exists() or counter.lines > expected_lines(out, own_only=True):
         stats.write_text(json.dumps({"lines": counter.lines}))
-    image = out / a.image
+    image = arches.image_path(arch, variant, config)
     if not image.exists():
         raise LabError(f"build finished but {image} is missing (see {log})")
     say(f"kernel image: {image}")
     if arch == arches.GUEST_ARCH:    # what the guest scenarios run besides
         selftests.build_hmm_tests(tree, out, log)
     return Built(arch, variant, config, out, image)
+
+
+# A full build's line count, kept in its O= directory.
+STATS = ".memlab-build.json"
+
+
+def expected_lines(out: Path, own_only: bool = False) -> int:
+    """The output lines a full build in `out` printed, for a percentage:
+    its own last full build's, else the largest of any other build of the
+    same architecture (a first build then still shows how far it is);
+    0 when none is known."""
+    own = out / STATS
+    candidates = [own] if own.exists() or own_only else \
+        sorted(out.parent.glob(f"{out.name.split('-')[0]}-*/{STATS}"))
+    lines = [json.loads(p.read_text()).get("lines", 0) for p in candidates if p.exists()]
+    return max(lines, default=0)
 
 
 class _LineCounter:

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import deps, kernel_tree, paths
+from .runner import run_quiet
 
 # Findings that say nothing about the code: the project signs as itself.
 IGNORED = ["BAD_SIGN_OFF", "NO_AUTHOR_SIGN_OFF", "FROM_SIGN_OFF_MISMATCH"]
@@ -51,10 +51,9 @@ def parse(patch: Path, output: str) -> Report:
 
 def check(patch: Path) -> Report:
     script = paths.KERNEL_TREE / "scripts" / "checkpatch.pl"
-    res = subprocess.run(
-        ["perl", str(script), "--strict", "--no-color",
-         "--ignore", ",".join(IGNORED), str(patch)],
-        capture_output=True, text=True, cwd=paths.KERNEL_TREE, env=deps.venv_env())
+    res = run_quiet(["perl", str(script), "--strict", "--no-color",
+                     "--ignore", ",".join(IGNORED), str(patch)],
+                    cwd=paths.KERNEL_TREE, env=deps.venv_env(), check=False)
     return parse(patch, res.stdout + res.stderr)
 
 

@@ -5,7 +5,7 @@ import argparse
 import sys
 import time
 
-from . import arches
+from . import arches, guest, kernel_base, scenarios, testcmd
 from .runner import LabError, say, stderr
 
 
@@ -35,13 +35,13 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _boot(args: argparse.Namespace) -> int:
-    from . import guest
-    result = guest.boot_and_run(
-        guest.GuestSpec(variant=args.variant, config=args.config,
-                        script=args.script, memory_gb=args.memory,
-                        pmem_gb=args.pmem, accel="tcg-icount" if args.icount else None,
-                        cpus=args.cpus,
-                        timeout=args.timeout, append=args.append or []))
+    from . import hostinfo
+    spec = guest.GuestSpec(variant=args.variant, config=args.config, script=args.script,
+                           memory_gb=args.memory, pmem_gb=args.pmem, cpus=args.cpus,
+                           timeout=args.timeout, append=args.append or [], arch=args.arch)
+    spec.accel = args.accel if args.accel != "auto" else \
+        hostinfo.default_accel(guest.built_image(spec))
+    result = guest.boot_and_run(spec)
     print(result.summary())
     return 0 if result.ok else 1
 
@@ -56,17 +56,30 @@ def _kunit(args: argparse.Namespace) -> int:
 
 
 def _test(args: argparse.Namespace) -> int:
-    from . import testcmd
     return testcmd.run(quick=args.quick, full=args.full, skip=set(args.skip or []))
+
+
+# The options of the guest bench, which `bench native` does not take.
+_GUEST_BENCH_OPTIONS = ("mode", "quick", "rounds", "scenario", "pmem")
 
 
 def _bench(args: argparse.Namespace) -> int:
     if args.what == "native":
+        given = [f"--{o}" for o in _GUEST_BENCH_OPTIONS
+                 if getattr(args, o) is not None and getattr(args, o) is not False]
+        if given:
+            raise LabError(f"`bench native` measures on the host: {', '.join(given)} "
+                           "belong to the guest bench (`memlab bench` without `native`)")
         from . import native
         return native.run(device_gb=args.device_gb)
     from . import bench
     return bench.run(mode=args.mode, quick=args.quick, rounds=args.rounds,
                      only=args.scenario, pmem_gb=args.pmem)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from . import report
+    return report.run(check=args.check)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -75,12 +88,14 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    base = kernel_base.current()
     p = argparse.ArgumentParser(
         prog="memlab", description="Build, boot, test and measure the "
-        "memmap-init series on Debian's Linux 6.12.")
+        f"memmap-init series on Debian's Linux {base.name}.")
     sub = p.add_subparsers(dest="verb", required=True)
 
-    s = sub.add_parser("source", help="install linux-source-6.12, make build/linux, apply the series")
+    s = sub.add_parser("source", help=f"install {base.package}, make build/linux, "
+                       "apply the series")
     s.add_argument("--force", action="store_true",
                    help="discard build/linux work not exported to patches/")
     s.set_defaults(func=_source)
@@ -90,23 +105,25 @@ def parser() -> argparse.ArgumentParser:
                    help="only compare; exit 1 when patches/ and build/linux differ")
     s.set_defaults(func=_export)
 
-    def kernel_args(s: argparse.ArgumentParser) -> None:
+    def kernel_args(s: argparse.ArgumentParser, archs: list[str]) -> None:
         s.add_argument("--variant", choices=["base", "patched"], default="patched")
         s.add_argument("--config", default="lab",
-                       help="fragment set: lab, vm (DEBUG_VM) or debug (KASAN)")
-        s.add_argument("--arch", default="x86_64", choices=list(arches.ARCHES))
+                       help="fragment set (configs/NAME.config): lab, vm (DEBUG_VM), "
+                       "debug (KASAN), kunit (arm64), highmem (i386)")
+        s.add_argument("--arch", default=arches.GUEST_ARCH, choices=archs)
 
     s = sub.add_parser("build", help="out-of-tree kernel build (tinyconfig + fragments)")
-    kernel_args(s)
+    kernel_args(s, list(arches.ARCHES))
     s.set_defaults(func=_build)
 
     s = sub.add_parser("boot", help="boot a built kernel under QEMU and run a guest script")
-    kernel_args(s)
+    kernel_args(s, [arches.GUEST_ARCH])
     s.add_argument("--script", required=True, help="scenario name or path of a guest shell script")
     s.add_argument("--memory", type=int, default=2, help="guest RAM in GB besides pmem")
     s.add_argument("--pmem", type=int, default=0, help="legacy pmem region size in GB (memmap=)")
-    s.add_argument("--icount", action="store_true",
-                   help="deterministic instruction-count time (-icount shift=0, 1 vCPU)")
+    s.add_argument("--accel", choices=["auto", *guest.ACCELS], default="auto",
+                   help="auto: KVM where a probe boot works, else TCG; tcg-icount: "
+                   "deterministic instruction-count time (-icount shift=0, 1 vCPU)")
     s.add_argument("--cpus", type=int, default=2)
     s.add_argument("--timeout", type=int, default=900, help="seconds")
     s.add_argument("--append", action="append", help="extra kernel command line")
@@ -115,45 +132,52 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("kunit", help="run our KUnit suites: built into a patched kernel "
                        "(the lab kernel on x86-64), run by one bare QEMU boot")
     s.add_argument("--config",
-                   help="the patched kernel to build and boot: on x86-64 lab (default) "
-                   "vm (DEBUG_VM, template path on) or debug (KASAN); on arm64 kunit (default)")
-    s.add_argument("--arch", default="x86_64",
+                   help="the patched kernel to build and boot (default: the arch's first "
+                   "test config: lab on x86-64, kunit on arm64); on x86-64 also vm "
+                   "(DEBUG_VM, template path on) or debug (KASAN)")
+    s.add_argument("--arch", default=arches.GUEST_ARCH,
                    choices=[a.name for a in arches.ARCHES.values() if a.bootable])
     s.set_defaults(func=_kunit)
 
-    s = sub.add_parser("test", help="the project's tests: pytest, build, KUnit, guest scenarios")
-    s.add_argument("--quick", action="store_true", help="pytest, the apply check and checkpatch only")
+    s = sub.add_parser("test", help="the project's tests: pytest, mypy, build, KUnit, "
+                       "guest scenarios")
+    s.add_argument("--quick", action="store_true",
+                   help="pytest, mypy, the apply check and checkpatch only")
     s.add_argument("--full", action="store_true",
-                   help="also the debug (KASAN) kernel: its build, KUnit run and guests")
-    s.add_argument("--skip", action="append",
-                   choices=["pytest", "apply", "checkpatch", "build", "kunit", "guest",
-                            "lab", "vm", "debug", "highmem", "arm64"],
-                   help="leave out a step (repeatable); 'apply': the README's apply "
-                   "command on the pristine tree; 'lab', 'vm', 'debug': that x86-64 kernel "
-                   "(vm: DEBUG_VM; debug: KASAN) with its KUnit run and guests; 'highmem': the i386 "
-                   "compile test, 'arm64': the arm64 KUnit kernel")
+                   help="also " + ", ".join(sorted(testcmd.FULL_ONLY))
+                   + " (KASAN): its build, KUnit run and guests")
+    s.add_argument("--skip", action="append", choices=testcmd.skip_choices(),
+                   help="leave out a step (repeatable): a kind of step; or one kernel, by "
+                   f"its config ({arches.GUEST_ARCH}) or its arch (the others); 'apply': "
+                   "the README's apply command on the pristine tree")
     s.set_defaults(func=_test)
 
     s = sub.add_parser("bench", help="base vs patched on every scenario, same run; "
                        "table in results/latest.md, samples in results/latest.json")
-    s.add_argument("what", nargs="?", choices=["native"],
-                   help="native: the store patterns on this CPU, outside the guest")
-    s.add_argument("--device-gb", type=float, default=100.0,
-                   help="native: device size whose memmap is initialized (default 100)")
-    s.add_argument("--mode", choices=["icount", "wall", "kvm"],
+    s.add_argument("--mode", choices=list(guest.MODES),
                    help="icount: deterministic emulated instruction time (default "
                    "without KVM); wall: TCG wall clock; kvm: real time")
     s.add_argument("--quick", action="store_true", help="small sizes, few rebinds (smoke test)")
     s.add_argument("--rounds", type=int, help="alternating base/patched rounds "
                    "(default 2 for icount, 5 otherwise)")
-    s.add_argument("--scenario", action="append",
-                   help="only this scenario (repeatable; an unknown name lists the "
-                   "known ones); results then go to results/MODE-SCENARIO+.../")
+    s.add_argument("--scenario", action="append", choices=list(scenarios.bench_rows()),
+                   help="only this row (repeatable); results then go to "
+                   "results/MODE-SCENARIO+.../")
     s.add_argument("--pmem", type=int, help="pmem region in GB (default: largest that fits, <= 16)")
-    s.set_defaults(func=_bench)
+    s.set_defaults(func=_bench, what=None)
+    what = s.add_subparsers(dest="what", metavar="native")
+    n = what.add_parser("native", help="the store patterns on this CPU, outside the guest")
+    n.add_argument("--device-gb", type=float, default=100.0,
+                   help="device size whose memmap is initialized (default 100)")
+
+    s = sub.add_parser("report", help="rewrite the README's and the cover letter's "
+                       "result tables from results/")
+    s.add_argument("--check", action="store_true",
+                   help="only compare; exit 1 when a table differs from results/")
+    s.set_defaults(func=_report)
 
     s = sub.add_parser("demo", help="build and boot base and patched, print memmap init lines")
-    s.add_argument("--wall", action="store_true", help="wall-clock TCG instead of --icount")
+    s.add_argument("--wall", action="store_true", help="wall-clock TCG instead of -icount")
     s.add_argument("--pmem", type=int, default=4, help="pmem region in GB")
     s.set_defaults(func=_demo)
     return p

@@ -9,29 +9,28 @@ from __future__ import annotations
 
 from statistics import median
 
-from . import bench, build, kernel_tree
+from . import bench, build, guest, kernel_tree
 from .runner import say
 
 
 def run(icount: bool = True, pmem_gb: int = 4) -> int:
+    sc = bench.choose(quick=True, only=["fsdax-rebind"], pmem_gb=pmem_gb)[0]
     if not kernel_tree.has_tree():
         kernel_tree.source()
-    for variant in ("base", "patched"):
-        build.build(variant, "lab")
-    sc = next(s for s in bench.scenarios(quick=True, pmem_gb=pmem_gb)
-              if s.name == "fsdax-rebind")
+    for kernel in ("base", "patched"):
+        build.build(kernel, "lab")
     mode = "icount" if icount else "wall"
     medians = {}
-    for variant in ("base", "patched"):
-        rebinds, first, _, log = bench.measure(sc, variant, mode)
-        print(f"{variant:8} first bind {first:12.1f} us")
-        for i, us in enumerate(rebinds, 1):
-            print(f"{variant:8} rebind {i:<3} {us:12.1f} us")
-        medians[variant] = median(rebinds)
+    for variant in (bench.BASE, bench.PATCHED):
+        m = bench.measure(sc, variant, mode)
+        print(f"{variant.name:8} first bind {m.first_bind_us or 0:12.1f} us")
+        for i, us in enumerate(m.samples, 1):
+            print(f"{variant.name:8} rebind {i:<3} {us:12.1f} us")
+        medians[variant.name] = median(m.samples)
     print(f"\nmemmap_init_zone_device(), {sc.metric}, median of "
-          f"{len(rebinds)} rebinds ({bench.MODE_LABELS[mode]})")
+          f"{len(m.samples)} rebinds ({guest.MODES[mode].label})")
     print("| kernel | rebind median (us) |\n|---|---:|")
-    for variant, med in medians.items():
-        print(f"| {variant} | {med:.1f} |")
+    for name, med in medians.items():
+        print(f"| {name} | {med:.1f} |")
     say(f"patched/base = {medians['patched'] / medians['base']:.3f}")
     return 0

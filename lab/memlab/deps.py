@@ -7,24 +7,23 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 
-from . import paths
-from .runner import LabError, run_logged, say
+from . import arches, kernel_base, paths
+from .runner import LabError, run_logged, run_quiet, say
 
 # Debian package groups, by what needs them.
 APT_GROUPS: dict[str, list[str]] = {
     "source": ["git", "xz-utils", "patch"],
     "build": ["gcc", "make", "flex", "bison", "bc", "libelf-dev", "libssl-dev",
               "ccache", "cpio", "kmod", "perl"],
-    "guest": ["qemu-system-x86", "ndctl", "daxctl", "udev", "e2fsprogs", "python3-venv"],
+    "guest": ["ndctl", "daxctl", "udev", "e2fsprogs", "python3-venv"],
 }
-# (Toolchains and emulators of other architectures: arches.py.)
+# (Toolchains and emulators, the guests' QEMU among them: arches.py.)
 VIRTME_NG = "virtme-ng==1.42"
 # checkpatch.pl runs scripts/spdxcheck.py, which imports ply and GitPython;
-# the bench plots use matplotlib.
-VENV_MODULES = ["ply", "GitPython", "matplotlib"]
+# the bench plots use matplotlib; `memlab test` type-checks the lab with mypy.
+VENV_MODULES = ["ply", "GitPython", "matplotlib", "mypy==2.4.1"]
 
 _apt_updated = False
 
@@ -32,8 +31,7 @@ _apt_updated = False
 def _missing(pkgs: list[str]) -> list[str]:
     missing = []
     for pkg in pkgs:
-        res = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg],
-                             capture_output=True, text=True)
+        res = run_quiet(["dpkg-query", "-W", "-f=${Status}", pkg], check=False)
         if "install ok installed" not in res.stdout:
             missing.append(pkg)
     return missing
@@ -74,38 +72,39 @@ def ensure(*groups: str) -> None:
     pkgs: list[str] = []
     for group in groups:
         pkgs += APT_GROUPS[group]
+    if "guest" in groups:
+        pkgs += arches.guest().qemu_packages
     apt_install(pkgs)
     if "guest" in groups:
         ensure_virtme_ng()
 
 
 def installed_version(pkg: str) -> str | None:
-    res = subprocess.run(["dpkg-query", "-W", "-f=${Status}|${Version}", pkg],
-                         capture_output=True, text=True)
+    res = run_quiet(["dpkg-query", "-W", "-f=${Status}|${Version}", pkg], check=False)
     status, _, version = res.stdout.partition("|")
     return version if "install ok installed" in status else None
 
 
 def ensure_kernel_source() -> str:
-    """Install the pinned linux-source-6.12; fall back to the newest served."""
+    """Install the base's pinned source package; fall back to the newest
+    served."""
+    base = kernel_base.current()
     apt_install(APT_GROUPS["source"])
-    have = installed_version(paths.SOURCE_PACKAGE)
-    if have == paths.SOURCE_VERSION and paths.SOURCE_TARBALL.exists():
+    have = installed_version(base.package)
+    if have == base.version and base.tarball.exists():
         return have
     apt_update_once()
-    pinned = f"{paths.SOURCE_PACKAGE}={paths.SOURCE_VERSION}"
+    pinned = f"{base.package}={base.version}"
     cmd = _root_prefix() + ["apt-get", "install", "-y", "-q",
                             "--allow-downgrades", "--no-install-recommends"]
     if run_logged(cmd + [pinned], APT_LOG, f"install {pinned}", env=APT_ENV,
                   check=False) != 0:
         say(f"WARNING: {pinned} is not served any more; using the newest "
-            f"{paths.SOURCE_PACKAGE} instead (results may differ)")
-        run_logged(cmd + [paths.SOURCE_PACKAGE], APT_LOG,
-                   f"install {paths.SOURCE_PACKAGE}", env=APT_ENV)
-    version = installed_version(paths.SOURCE_PACKAGE)
-    if not version or not paths.SOURCE_TARBALL.exists():
-        raise LabError(f"{paths.SOURCE_PACKAGE} did not install "
-                       f"{paths.SOURCE_TARBALL}")
+            f"{base.package} instead (results may differ)")
+        run_logged(cmd + [base.package], APT_LOG, f"install {base.package}", env=APT_ENV)
+    version = installed_version(base.package)
+    if not version or not base.tarball.exists():
+        raise LabError(f"{base.package} did not install {base.tarball}")
     return version
 
 

@@ -5,23 +5,37 @@ over 9p, so the guest runs the host's ndctl/daxctl without an image to build.
 """
 from __future__ import annotations
 
-import json
-import os
-import re
 import shlex
 import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import arches, console, deps, paths
+from . import arches, console, deps, hostinfo, paths
 from .runner import LabError, run_logged, say, tail
 
 PMEM_START_GB = 4    # legacy pmem region starts above the 32-bit PCI hole
 
-# How a guest runs: under KVM, under QEMU's TCG on the wall clock, or under
-# TCG with -icount shift=0 (one vCPU; guest time = instructions executed).
-ACCELS = ("kvm", "tcg", "tcg-icount")
+
+@dataclass(frozen=True)
+class Accel:
+    """How a guest runs, and what its times are."""
+    name: str       # as GuestSpec.accel names it
+    mode: str       # as `memlab bench --mode` names timing under it
+    label: str      # how results describe its times
+    plot_unit: str  # the plots' axis label
+
+
+# The caller chooses (hostinfo.default_accel() for "KVM where it works");
+# the guest layer obeys.
+ACCELS: dict[str, Accel] = {a.name: a for a in [
+    # TCG with -icount shift=0: one vCPU, guest time = instructions executed.
+    Accel("tcg-icount", "icount", "emulated: QEMU TCG -icount shift=0, guest time = "
+          "instructions", "microseconds (emulated, -icount)"),
+    Accel("tcg", "wall", "emulated: QEMU TCG wall clock", "microseconds (emulated, TCG wall)"),
+    Accel("kvm", "kvm", "KVM, real time", "microseconds"),
+]}
+MODES: dict[str, Accel] = {a.mode: a for a in ACCELS.values()}
 
 
 @dataclass
@@ -32,14 +46,12 @@ class GuestSpec:
     memory_gb: int = 2          # usable RAM besides the pmem region
     pmem_gb: int = 0            # memmap=<pmem>G!4G when > 0
     pmem_regions: int = 1       # the pmem split into this many regions
-    # One of ACCELS, chosen by the caller; None: KVM where the probe boot
-    # proves it works, else TCG.
-    accel: str | None = None
+    accel: str = "tcg"          # one of ACCELS
     cpus: int = 2
     timeout: int = 900
     append: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)   # for the guest script
-    arch: str = "x86_64"
+    arch: str = arches.GUEST_ARCH
 
 
 @dataclass
@@ -80,14 +92,6 @@ def script_path(script: str) -> Path:
     raise LabError(f"unknown scenario {script!r} (known: {', '.join(known)})")
 
 
-def host_available_gb() -> float:
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) / (1024 * 1024)
-    return 0.0
-
-
 # RAM between two pmem regions, so that the kernel keeps them apart (it
 # merges adjacent ranges of one type into one region).
 PMEM_GAP_GB = 1
@@ -115,7 +119,7 @@ def memory_layout(spec: GuestSpec) -> tuple[int, list[str]]:
                        "between the regions)")
     total = spec.memory_gb + spec.pmem_gb
     need = total + 1   # QEMU itself
-    have = host_available_gb()
+    have = hostinfo.available_gb()
     if need > have:
         raise LabError(f"the guest needs {total} GB (RAM {spec.memory_gb} + pmem "
                        f"{spec.pmem_gb}) and the host has {have:.1f} GB available: "
@@ -124,85 +128,6 @@ def memory_layout(spec: GuestSpec) -> tuple[int, list[str]]:
     append = [f"memmap={size}G!{PMEM_START_GB + i * (size + PMEM_GAP_GB)}G"
               for i in range(regions)] if spec.pmem_gb else []
     return total, append
-
-
-KVM_PROBE_CACHE = paths.BUILD / "kvm-probe.json"
-# Bumped when what makes a verdict changes: older caches are not trusted.
-KVM_PROBE_FORMAT = 2
-KVM_PROBE_TIMEOUT = 90   # seconds; a TCG boot of the lab kernel takes ~10
-
-
-def kvm_usable(image: Path) -> bool:
-    """Whether KVM really runs a guest: decided by a probe boot, cached.
-
-    /dev/kvm can exist and still not run a normal guest (e.g. a PVM module
-    that hangs after the BIOS), so its presence proves nothing. Only a
-    verdict about KVM is cached; a probe that could not even start its tools
-    is an error (LabError), so that it cannot pass for "no KVM".
-    """
-    override = os.environ.get("MEMLAB_ACCEL")
-    if override in ("kvm", "tcg"):
-        return override == "kvm"
-    cached = _cached_kvm_verdict()
-    if cached is not None:
-        return cached
-    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
-        ok, evidence = False, "no usable /dev/kvm"
-    else:
-        ok, evidence = _probe_kvm(image)
-    KVM_PROBE_CACHE.parent.mkdir(parents=True, exist_ok=True)
-    KVM_PROBE_CACHE.write_text(json.dumps({"format": KVM_PROBE_FORMAT, "kvm": ok,
-                                           "evidence": evidence, "date": time.ctime()}))
-    say(f"KVM probe: {'KVM works' if ok else 'KVM unusable, using TCG'} ({evidence})")
-    return ok
-
-
-def _cached_kvm_verdict() -> bool | None:
-    try:
-        data = json.loads(KVM_PROBE_CACHE.read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("format") != KVM_PROBE_FORMAT:
-        return None
-    return bool(data.get("kvm"))
-
-
-# QEMU's own messages: QEMU ran. Failing under KVM is then a verdict about
-# KVM (a QEMU problem unrelated to KVM shows again in the TCG boots).
-_QEMU_SAID = re.compile(r"^qemu-system-\S+: .*$", re.M)
-
-
-def classify_kvm_probe(log_text: str, exit_code: int | None) -> tuple[bool, str]:
-    """The probe's verdict from its console log and exit code (None: it hung
-    and was killed). Raises LabError when the log shows no KVM guest was
-    even attempted (the tools did not start): that is not a verdict."""
-    if "MEMLAB kvm_probe=42" in log_text:   # computed in the guest
-        return True, "probe guest ran under KVM"
-    if "Linux version" in log_text:
-        return False, "guest kernel started under KVM but did not finish"
-    if exit_code is None:
-        return False, f"guest hung under KVM for {KVM_PROBE_TIMEOUT}s before its kernel"
-    said = _QEMU_SAID.search(log_text)
-    if said:
-        return False, f"QEMU failed under KVM: {said.group(0)}"
-    raise LabError(f"the KVM probe boot did not start a guest (exit {exit_code}); "
-                   "this is a tool problem, not a verdict about KVM. Last lines:\n"
-                   + "\n".join(log_text.splitlines()[-15:]))
-
-
-def _probe_kvm(image: Path) -> tuple[bool, str]:
-    """Boot the lab's kernel under KVM with a trivial command."""
-    require_guest_tools()
-    cmd = [*vng_base_command(image), "--verbose", "--memory", "1G",
-           "--disable-microvm", "--exec", "echo MEMLAB kvm_probe=$((6 * 7))"]
-    log = paths.LOGS / "kvm-probe.log"
-    log.unlink(missing_ok=True)
-    try:
-        rc: int | None = run_logged(cmd, log, "KVM probe boot", timeout=KVM_PROBE_TIMEOUT,
-                                    env=deps.venv_env(), check=False)
-    except LabError:
-        rc = None   # timed out
-    return classify_kvm_probe(log.read_text(errors="replace"), rc)
 
 
 def vng_base_command(image: Path) -> list[str]:
@@ -220,37 +145,35 @@ def require_guest_tools() -> None:
     if missing:
         raise LabError(f"{', '.join(missing)} missing from {paths.VENV / 'bin'}: "
                        f"remove {paths.VENV} and run again to reinstall virtme-ng")
-    if not shutil.which("qemu-system-x86_64"):
-        raise LabError("qemu-system-x86_64 is not installed (Debian package "
-                       "qemu-system-x86)")
+    a = arches.guest()
+    if not shutil.which(a.qemu_binary):
+        raise LabError(f"{a.qemu_binary} is not installed (Debian package "
+                       f"{', '.join(a.qemu_packages)})")
 
 
-def resolve_accel(spec: GuestSpec, image: Path) -> str:
-    """The accelerator spec asks for; KVM only where the probe boot works."""
-    if spec.accel is None:
-        return "kvm" if kvm_usable(image) else "tcg"
-    if spec.accel not in ACCELS:
-        raise LabError(f"unknown accelerator {spec.accel!r} (known: {', '.join(ACCELS)})")
-    if spec.accel == "kvm" and not kvm_usable(image):
-        raise LabError("KVM was asked for and the KVM probe boot failed on this host "
-                       f"(see {KVM_PROBE_CACHE})")
-    return spec.accel
-
-
-def vcpus(spec: GuestSpec, accel: str | None = None) -> int:
+def vcpus(spec: GuestSpec) -> int:
     """The guest's vCPUs: one under -icount, whose instruction clock all
     vCPUs would share (a second one only adds its instructions)."""
-    return 1 if (accel or spec.accel) == "tcg-icount" else spec.cpus
+    return 1 if spec.accel == "tcg-icount" else spec.cpus
 
 
-def vng_command(spec: GuestSpec, image: Path, accel: str) -> list[str]:
+def check_accel(spec: GuestSpec) -> None:
+    if spec.accel not in ACCELS:
+        raise LabError(f"unknown accelerator {spec.accel!r} (known: {', '.join(ACCELS)})")
+
+
+def vng_command(spec: GuestSpec, image: Path) -> list[str]:
+    check_accel(spec)
+    if spec.arch != arches.GUEST_ARCH:
+        raise LabError(f"guests run {arches.GUEST_ARCH} kernels; {spec.arch} kernels boot "
+                       "bare (memlab kunit) or not at all")
     mem_gb, append = memory_layout(spec)
     script = script_path(spec.script)
-    icount = accel == "tcg-icount"
+    icount = spec.accel == "tcg-icount"
     cmd = [*vng_base_command(image), "--verbose",
-           "--memory", f"{mem_gb}G", "--cpus", str(vcpus(spec, accel)),
+           "--memory", f"{mem_gb}G", "--cpus", str(vcpus(spec)),
            "--cwd", str(paths.REPO)]
-    if accel != "kvm":
+    if spec.accel != "kvm":
         cmd += ["--disable-kvm", "--disable-microvm"]
     # loglevel=8: pr_debug lines, once enabled by the script, reach the console.
     # oops=panic: an oops that leaves the guest wedged (a recursive fault
@@ -265,7 +188,7 @@ def vng_command(spec: GuestSpec, image: Path, accel: str) -> list[str]:
 
 
 def built_image(spec: GuestSpec) -> Path:
-    image = paths.out_dir(spec.arch, spec.variant, spec.config) / arches.get(spec.arch).image
+    image = arches.image_path(spec.arch, spec.variant, spec.config)
     if not image.exists():
         raise LabError(f"no kernel at {image}: run `memlab build --variant "
                        f"{spec.variant} --config {spec.config} --arch {spec.arch}` first")
@@ -275,11 +198,11 @@ def built_image(spec: GuestSpec) -> Path:
 def boot_and_run(spec: GuestSpec, failure_expected: bool = False) -> GuestResult:
     require_guest_tools()
     image = built_image(spec)
-    accel = resolve_accel(spec, image)
+    accel = spec.accel
     stamp = time.strftime("%Y%m%d-%H%M%S")
     name = Path(spec.script).stem
     log = paths.LOGS / "guest" / f"{stamp}-{name}-{spec.variant}-{spec.config}.log"
-    cmd = vng_command(spec, image, accel)
+    cmd = vng_command(spec, image)
     start = time.monotonic()
     try:
         rc = run_logged(cmd, log, f"guest {name} ({spec.variant}, {accel})",

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths
+from . import arches, paths
 from .runner import LabError
 
 _SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
@@ -41,7 +41,7 @@ def fragment_path(name: str) -> Path:
     return path
 
 
-def load_fragment(name: str, arch: str = "x86_64", variant: str = "patched",
+def load_fragment(name: str, arch: str = arches.GUEST_ARCH, variant: str = "patched",
                   _seen: tuple[str, ...] = ()) -> Options:
     """A fragment with its #includes resolved (included first, then own lines).
 

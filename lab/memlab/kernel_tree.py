@@ -14,11 +14,10 @@ from __future__ import annotations
 import filecmp
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
-from . import deps, paths
+from . import deps, kernel_base, paths
 from .runner import LabError, run_logged, run_quiet, say
 from .series import (COVER_LETTER, Series, parse_am_failure, refresh_cover_letter,
                      write_series)
@@ -43,18 +42,11 @@ def git_env() -> dict[str, str]:
     return dict(os.environ, **IDENTITY)
 
 
-def series_patches(series: Series) -> list[Path]:
-    """The series' patch files, or a LabError naming the missing ones."""
-    try:
-        return series.patches()
-    except FileNotFoundError as e:
-        raise LabError(str(e)) from None
-
-
-def git(*args: str, cwd: Path = paths.KERNEL_TREE, check: bool = True) -> str:
+def git(*args: str, cwd: Path | None = None, check: bool = True) -> str:
+    """git in cwd (default: the work tree); its output, stripped."""
+    cwd = cwd or paths.KERNEL_TREE
     env = git_env()
-    res = subprocess.run(["git", *args], cwd=cwd, capture_output=True,
-                         text=True, env=env)
+    res = run_quiet(["git", *args], cwd=cwd, env=env, check=False)
     if check and res.returncode != 0:
         raise LabError(f"git {' '.join(args)} failed in {cwd}:\n"
                        f"{res.stdout}{res.stderr}")
@@ -72,8 +64,9 @@ def unpack(version: str) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     log = paths.LOGS / "source.log"
-    run_logged(["tar", "-xJf", str(paths.SOURCE_TARBALL), "-C", str(tmp)], log,
-               f"unpack {paths.SOURCE_TARBALL.name}", expected_lines=None)
+    tarball = kernel_base.current().tarball
+    run_logged(["tar", "-xJf", str(tarball), "-C", str(tmp)], log,
+               f"unpack {tarball.name}", expected_lines=None)
     top = next(tmp.iterdir())
     shutil.rmtree(paths.KERNEL_TREE, ignore_errors=True)
     top.rename(paths.KERNEL_TREE)
@@ -86,7 +79,7 @@ def unpack(version: str) -> None:
     run_logged(["git", "add", "-A", "-f", "."], log, "git add (whole tree)",
                cwd=cwd, env=env)
     run_logged(["git", "commit", "-q", "-m",
-                f"Debian {paths.SOURCE_PACKAGE} {version} (pristine)\n\n"
+                f"Debian {kernel_base.current().package} {version} (pristine)\n\n"
                 "Pristine but for .gitignore: Debian's packaging block that\n"
                 "ignores every top-level entry is removed, so new files show."],
                log, "git commit base", cwd=cwd, env=env)
@@ -106,9 +99,9 @@ def drop_debian_ignore_all(gitignore: Path) -> None:
 
 def apply(series: Series) -> None:
     """`git am` each patch; on failure name the patch, file and hunk."""
-    for patch in series_patches(series):
-        res = subprocess.run(["git", "am", "-q", str(patch)], cwd=paths.KERNEL_TREE,
-                             capture_output=True, text=True, env=git_env())
+    for patch in series.patches():
+        res = run_quiet(["git", "am", "-q", str(patch)], cwd=paths.KERNEL_TREE,
+                        env=git_env(), check=False)
         if res.returncode != 0:
             out = res.stdout + res.stderr
             git("am", "--abort", check=False)
@@ -139,8 +132,8 @@ def check_layout() -> None:
                        "`memlab source --force` (after exporting any work)")
     for older, newer in ((paths.TAG_BASE, paths.PRODUCT_BRANCH),
                          (paths.PRODUCT_BRANCH, paths.WORK_BRANCH)):
-        res = subprocess.run(["git", "merge-base", "--is-ancestor", older, newer],
-                             cwd=paths.KERNEL_TREE)
+        res = run_quiet(["git", "merge-base", "--is-ancestor", older, newer],
+                        cwd=paths.KERNEL_TREE, check=False)
         if res.returncode != 0:
             raise LabError(
                 f"build/linux: {older} is not an ancestor of branch {newer}. "
@@ -153,8 +146,8 @@ def check_layout() -> None:
 def _patch_ids(rev_range: str) -> list[str]:
     """Stable patch ids of the commits in rev_range, oldest first."""
     log = git("log", "--reverse", "-p", "--format=commit %H", rev_range)
-    res = subprocess.run(["git", "patch-id", "--stable"], input=log + "\n",
-                         capture_output=True, text=True, cwd=paths.KERNEL_TREE)
+    res = run_quiet(["git", "patch-id", "--stable"], input=log + "\n",
+                    cwd=paths.KERNEL_TREE)
     return [line.split()[0] for line in res.stdout.splitlines() if line.strip()]
 
 
@@ -172,8 +165,8 @@ def refresh_lab_tag() -> None:
     git("cherry-pick", "--abort", cwd=tree, check=False)
     git("checkout", "-q", "-f", "--detach", paths.TAG_BASE, cwd=tree)
     for commit in git("rev-list", "--reverse", lab_range).split():
-        res = subprocess.run(["git", "cherry-pick", commit], cwd=tree,
-                             capture_output=True, text=True, env=git_env())
+        res = run_quiet(["git", "cherry-pick", commit], cwd=tree, env=git_env(),
+                        check=False)
         if res.returncode != 0:
             git("cherry-pick", "--abort", cwd=tree, check=False)
             subject = git("log", "-1", "--format=%s", commit)

@@ -31,9 +31,6 @@ SUITES = ("memmap_init", "memmap_init_zone_device", "memmap_init_hotplug", "memm
 # What a boot needs to run the built-in suites and then end by itself.
 RUN_SUITES_AT_BOOT = ("kunit.enable=1", "kunit_shutdown=reboot")
 
-# The architecture with lab kernels (guests); others have a KUnit kernel.
-LAB_ARCH = arches.GUEST_ARCH
-
 # What a kernel built with CONFIG_DEFERRED_STRUCT_PAGE_INIT prints once its
 # deferred init threads are done: without it the boot deferred nothing and
 # that init path went untested.
@@ -45,8 +42,9 @@ TIMEOUT_S = 600
 
 
 def default_config(arch: str) -> str:
-    """The kernel whose suites run: the lab kernel, or arm64's KUnit kernel."""
-    return "lab" if arch == LAB_ARCH else "kunit"
+    """The kernel whose suites run: the architecture's first test config
+    (the lab kernel, or arm64's KUnit kernel)."""
+    return arches.get(arch).test_configs[0]
 
 
 @dataclass
@@ -133,7 +131,7 @@ def deferred_init_untested(dotconfig: str, console: str) -> str | None:
             "at boot: its deferred init went untested")
 
 
-def run(config: str = "lab", arch: str = LAB_ARCH) -> KunitResult:
+def run(config: str = "lab", arch: str = arches.GUEST_ARCH) -> KunitResult:
     """The suites built into the patched kernel of `config` on `arch`
     (built beforehand), run by one bare boot; console reports (KASAN, WARN,
     oops) fail the run like a failed case."""

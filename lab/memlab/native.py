@@ -11,13 +11,11 @@ import json
 import re
 import shutil
 import statistics
-import subprocess
 import time
 from pathlib import Path
 
-from . import build, deps, kernel_tree, paths
-from .bench import host_cpu
-from .runner import LabError, run_logged, say
+from . import arches, build, deps, hostinfo, kernel_tree, paths
+from .runner import LabError, run_logged, run_quiet, say
 
 NATIVE_SRC = paths.REPO / "lab" / "native"
 WORK = paths.BUILD / "native"
@@ -42,7 +40,7 @@ def generate_offsets(out: Path) -> dict[str, int]:
     kmod.mkdir(parents=True)
     for name in ("memlab_offsets.c", "Kbuild"):
         shutil.copy(NATIVE_SRC / name, kmod / name)
-    run_logged(["make", "-C", str(paths.KERNEL_TREE), *build.make_args("x86_64", out),
+    run_logged(["make", "-C", str(paths.KERNEL_TREE), *build.make_args(arches.GUEST_ARCH, out),
                 f"M={kmod}", "memlab_offsets.s"], paths.LOGS / "native.log",
                "native: struct page offsets from the kernel build", env=build.ccache_env())
     offsets = parse_offsets((kmod / "memlab_offsets.s").read_text())
@@ -126,13 +124,13 @@ def run(device_gb: float = 100.0) -> int:
     offsets = generate_offsets(built.out)
     binary = compile_bench(offsets)
     say(f"native: running {binary.name} ({device_gb:.0f} GB device memmap)")
-    res = subprocess.run([str(binary), str(device_gb)], capture_output=True, text=True)
+    res = run_quiet([str(binary), str(device_gb)], check=False)
     if res.returncode != 0:
         raise LabError(f"native benchmark failed ({res.returncode}):\n{res.stderr}")
     records = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
     meta = records[0]
     rows = summarize(records)
-    cpu = host_cpu()
+    cpu = hostinfo.cpu_model()
     table = markdown(meta, rows, cpu)
     paths.RESULTS.mkdir(exist_ok=True)
     (paths.RESULTS / "native.json").write_text(json.dumps(

@@ -1,15 +1,9 @@
-"""Where the lab keeps things, and the few pinned facts (one place each)."""
+"""Where the lab keeps things."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-
-# Debian's kernel source package and the version the series is written for.
-SOURCE_PACKAGE = "linux-source-6.12"
-SOURCE_VERSION = os.environ.get("MEMLAB_SOURCE_VERSION", "6.12.117-1~deb12u1")
-SOURCE_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 
 PATCHES = REPO / "patches"          # product series (what operators apply)
 LAB_PATCHES = PATCHES / "lab"       # measurement aids applied to base and patched

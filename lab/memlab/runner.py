@@ -16,6 +16,10 @@ class LabError(Exception):
     """A failure the user must see: printed without a traceback, exit 1."""
 
 
+class Timeout(LabError):
+    """A command that ran out of time (and was killed)."""
+
+
 def say(msg: str) -> None:
     print(f"[memlab] {msg}", flush=True)
 
@@ -63,11 +67,15 @@ def run_logged(
     with open(log, "a", errors="replace") as out:
         out.write(f"$ {' '.join(cmd)}\n")
         out.flush()
-        proc = subprocess.Popen(
-            list(cmd), cwd=cwd, env=dict(env) if env is not None else None,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, text=True, errors="replace", bufsize=1,
-            start_new_session=True)
+        try:
+            proc = subprocess.Popen(
+                list(cmd), cwd=cwd, env=dict(env) if env is not None else None,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, text=True, errors="replace", bufsize=1,
+                start_new_session=True)
+        except FileNotFoundError:
+            done.set()
+            raise LabError(f"{phase}: {cmd[0]} is not installed (or not on PATH)") from None
         assert proc.stdout is not None
         killed = threading.Event()
 
@@ -103,7 +111,7 @@ def run_logged(
     timed_out = killed.is_set()
     elapsed = time.monotonic() - start
     if timed_out:
-        raise LabError(f"{phase}: timed out after {elapsed:.0f}s; last lines of "
+        raise Timeout(f"{phase}: timed out after {elapsed:.0f}s; last lines of "
                        f"{log}:\n{tail(log, tail_lines)}")
     if rc != 0 and check:
         raise LabError(f"{phase}: failed (exit {rc}) after {elapsed:.0f}s; "
@@ -113,9 +121,15 @@ def run_logged(
 
 
 def run_quiet(cmd: Sequence[str], cwd: Path | None = None,
+              env: Mapping[str, str] | None = None, input: str | None = None,
               check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Short commands whose output the caller parses."""
-    res = subprocess.run(list(cmd), cwd=cwd, capture_output=True, text=True)
+    """Short commands whose output the caller parses. A missing program is
+    a LabError naming it, as is a failure when check is set."""
+    try:
+        res = subprocess.run(list(cmd), cwd=cwd, capture_output=True, text=True,
+                             env=dict(env) if env is not None else None, input=input)
+    except FileNotFoundError:
+        raise LabError(f"{cmd[0]}: not installed (or not on PATH)") from None
     if check and res.returncode != 0:
         raise LabError(f"command failed ({res.returncode}): {' '.join(cmd)}\n"
                        f"{res.stdout}{res.stderr}")

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from . import guest, paths
+from . import arches, guest, paths
 from .console import Console
+from .runner import LabError
 
 PAGE_SIZE = 4096
 
@@ -26,10 +27,8 @@ def _int(value: str | None) -> int | None:
 def check_rebinds(con: Console, env: dict[str, str]) -> list[str]:
     """fsdax/devdax rebind protocol: one memmap init per bind, every one over
     the pfn device's data pages, and the data intact."""
-    problems = []
+    problems: list[str] = []
     rebinds = int(env["REBINDS"])
-    if con.result("done") != "1":
-        problems.append("scenario did not report done=1")
     binds = 1 + rebinds
     inits = con.memmap_inits
     if len(inits) != binds:
@@ -44,10 +43,16 @@ def check_rebinds(con: Console, env: dict[str, str]) -> list[str]:
         if wrong:
             problems.append(f"memmap init over {wrong} pages, expected {expected} "
                             f"(pfn device size {size} bytes / {PAGE_SIZE})")
-    before, after = con.result("checksum_before"), con.result("checksum_after")
-    if not before or before != after:
-        problems.append(f"pmem data checksum before {before} != after {after}")
+    problems += checksum_kept(con, "checksum_before", "checksum_after", "pmem data")
     return problems
+
+
+def checksum_kept(con: Console, before_key: str, after_key: str, what: str) -> list[str]:
+    """A checksum the script reported before and after: present and equal."""
+    before, after = con.result(before_key), con.result(after_key)
+    if not before or before != after:
+        return [f"{what} checksum before {before} != after {after}"]
+    return []
 
 
 def check_devdax(con: Console, env: dict[str, str]) -> list[str]:
@@ -87,10 +92,8 @@ def check_rebind_stress(con: Console, env: dict[str, str]) -> list[str]:
     """One region reconfigured CYCLES times: two memmap inits per cycle (the
     new layout's bind, then a rebind), each over that layout's pfn device,
     and each cycle's fresh data read back intact before and after."""
-    problems = []
+    problems: list[str] = []
     cycles = int(env["CYCLES"])
-    if con.result("done") != "1":
-        problems.append("scenario did not report done=1")
     reports = [r for r in con.results if "cycle" in r]
     if len(reports) != cycles:
         problems.append(f"expected {cycles} cycles, saw {len(reports)}")
@@ -115,9 +118,7 @@ def check_rebind_stress(con: Console, env: dict[str, str]) -> list[str]:
 def check_hmm_tests(con: Console, env: dict[str, str]) -> list[str]:
     """hmm-tests: every case passed, none skipped or failed, after test_hmm
     memremapped a chunk for each of its four devices."""
-    problems = []
-    if con.result("done") != "1":
-        problems.append("scenario did not report done=1")
+    problems: list[str] = []
     counts = {k: _int(con.result(f"hmm_{k}"))
               for k in ("pass", "fail", "xfail", "xpass", "skip", "error")}
     if counts["pass"] is None:
@@ -143,10 +144,8 @@ def check_pair(con: Console, env: dict[str, str]) -> list[str]:
     bind over its pfn device's pages, each shared among all the guest's CPUs
     (up to the kernel's cap, as the guest read it), and both devices' data
     intact."""
-    problems = []
+    problems: list[str] = []
     rounds = int(env["ROUNDS"])
-    if con.result("done") != "1":
-        problems.append("scenario did not report done=1")
     binds = 2 * (1 + rounds)
     sizes = [_int(con.result(f"pfn_size{r}")) for r in (0, 1)]
     if None in sizes:
@@ -176,9 +175,8 @@ def check_pair(con: Console, env: dict[str, str]) -> list[str]:
         problems.append(f"ranges shared among {unshared} threads, expected {threads} "
                         f"({cpus} CPUs)")
     for r in (0, 1):
-        before, after = con.result(f"checksum_before{r}"), con.result(f"checksum_after{r}")
-        if not before or before != after:
-            problems.append(f"pmem{r} data checksum before {before} != after {after}")
+        problems += checksum_kept(con, f"checksum_before{r}", f"checksum_after{r}",
+                                  f"pmem{r} data")
     return problems
 
 
@@ -186,10 +184,8 @@ def check_kmem_online(con: Console, env: dict[str, str]) -> list[str]:
     """dax kmem: every block of the region onlined (1 + CYCLES) times, each
     online over a whole block with its memmap init timed; the memory then
     used (files read back intact, taken from ZONE_MOVABLE) and offlined."""
-    problems = []
+    problems: list[str] = []
     cycles = int(env["CYCLES"])
-    if con.result("done") != "1":
-        problems.append("scenario did not report done=1")
     blocks, block_bytes = _int(con.result("blocks")), _int(con.result("block_bytes"))
     if not blocks or not block_bytes:
         return problems + ["scenario did not report the hot-added memory blocks"]
@@ -220,9 +216,7 @@ def check_boot_memmap(con: Console, env: dict[str, str]) -> list[str]:
     """Boot: memmap_init() timed once, over at least every page the kernel
     then manages (MemTotal leaves out what boot reserved: under KASAN its
     shadow, an eighth of memory, so at least three quarters remain)."""
-    problems = []
-    if con.result("done") != "1":
-        problems.append("scenario did not report done=1")
+    problems: list[str] = []
     if len(con.boot_inits) != 1:
         return problems + [f"expected 1 timed boot memmap_init(), saw {len(con.boot_inits)}"]
     boot_kb = con.boot_inits[0].pages * PAGE_SIZE // 1024
@@ -236,10 +230,8 @@ def check_boot_memmap(con: Console, env: dict[str, str]) -> list[str]:
 def check_device_private(con: Console, env: dict[str, str]) -> list[str]:
     """test_hmm: every load memremaps one CHUNK_MB DEVICE_PRIVATE chunk per
     device."""
-    problems = []
+    problems: list[str] = []
     loads = int(env["LOADS"])
-    if con.result("done") != "1":
-        problems.append("scenario did not report done=1")
     chunk = _int(con.result("chunk_bytes"))
     devices = _int(con.result("devices")) or 0
     inits = con.memmap_inits
@@ -258,9 +250,7 @@ def check_device_private(con: Console, env: dict[str, str]) -> list[str]:
 
 def check_zeroing(con: Console, env: dict[str, str]) -> list[str]:
     """init_on_alloc hugetlb + THP: everything handed out reads zero."""
-    problems = []
-    if con.result("done") != "1":
-        problems.append("scenario did not report done=1")
+    problems: list[str] = []
     allocs, timed = int(env.get("ALLOCS", "1")), len(con.result_values("hugetlb_alloc_ns"))
     if timed != allocs:
         problems.append(f"expected {allocs} timed allocations, saw {timed}")
@@ -277,6 +267,76 @@ def check_zeroing(con: Console, env: dict[str, str]) -> list[str]:
     return problems
 
 
+@dataclass(frozen=True)
+class Reference:
+    """A reference posting's measurement (real hardware) of what a bench
+    row measures, to print beside ours."""
+    what: str
+    base: float
+    patched: float
+    unit: str
+
+    @property
+    def ratio(self) -> float:
+        return self.patched / self.base
+
+    def __str__(self) -> str:
+        return f"{self.what}: {self.base:g} -> {self.patched:g} {self.unit} ({self.ratio:.3f})"
+
+
+@dataclass(frozen=True)
+class BenchSizes:
+    """The bench's machine sizes and repetitions, from the host's free
+    memory: what every bench row resizes its scenario to."""
+    quick: bool
+    pmem_gb: int           # the rebind scenarios' namespace
+    rebinds: int
+    hugepages: int         # 2 MB hugetlb pages allocated per sample
+    chunk_gb: int          # test_hmm's DEVICE_PRIVATE chunk per device
+    kmem_gb: int           # dax kmem region
+    boot_gb: int           # the boot scenario's guest RAM
+
+    @staticmethod
+    def for_host(quick: bool, host_gb: float, pmem_gb: int | None = None) -> "BenchSizes":
+        avail = int(host_gb)
+        return BenchSizes(
+            quick=quick,
+            # Largest pmem region that fits beside 4 GB of guest RAM, up to 16 GB.
+            pmem_gb=pmem_gb or (4 if quick else max(4, min(16, avail - 6))),
+            rebinds=5 if quick else 30,
+            hugepages=128 if quick else min(8192, max(512, (avail - 6) * 512)),
+            # A 64 GB chunk (the postings' size) has a 1 GB memmap in guest RAM.
+            chunk_gb=1 if quick else (64 if avail >= 12 else 16),
+            # Every 128 MB block onlined 1 + cycles times, a sample each.
+            kmem_gb=1 if quick else max(1, min(8, avail - 6)),
+            # Boot: as much RAM as the host can give a guest.
+            boot_gb=3 if quick else max(4, avail - 4))
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    """A scenario as `memlab bench` measures it: resized, and what one
+    sample is. The bench applies the scenario's checks to every run."""
+    name: str                                          # the row in results/
+    metric: Callable[[BenchSizes], str]                # what one sample is
+    resize: Callable[["Scenario", BenchSizes], "Scenario"]
+    reference: Reference | str                         # a posting's numbers, or why none
+    # Where a sample comes from: each `MEMLAB KEY=<ns>` result a script
+    # printed, or (None) each line of a lab patch's timed calls, parsed into
+    # this Console list (memmap_inits: memmap_init_zone_device()).
+    result_ns: str | None = None
+    calls: str = "memmap_inits"
+    # Rebind protocols: the first memmap init (the bind) is reported apart.
+    first_bind_apart: bool = False
+    # Timed work the series spreads over the CPUs: with more than one vCPU
+    # the patched kernel is also measured on one thread.
+    parallel: bool = False
+    # Left out of `bench --quick`.
+    full_only: bool = False
+    # A short name for narrow tables (the cover letter's); the row's name if "".
+    label: str = ""
+
+
 @dataclass
 class Scenario:
     name: str
@@ -287,6 +347,8 @@ class Scenario:
     pmem_regions: int = 1
     env: dict[str, str] = field(default_factory=dict)
     append: list[str] = field(default_factory=list)   # kernel command line
+    # The scenario's own verdict on a run (beyond done=1, which every
+    # scenario script reports last).
     check: Callable[[Console, dict[str, str]], list[str]] = lambda con, env: []
     # A runner self-test: the run must fail with this kind of console report.
     expect_failure: str | None = None
@@ -295,9 +357,10 @@ class Scenario:
     # Also run on the lab config's base kernel: what the scenario does must
     # work before the series as after it.
     on_base: bool = False
+    # What `memlab bench` measures on it, resized.
+    bench: tuple[BenchRow, ...] = ()
 
-    def spec(self, variant: str, config: str = "lab",
-             accel: str | None = None) -> guest.GuestSpec:
+    def spec(self, variant: str, config: str = "lab", accel: str = "tcg") -> guest.GuestSpec:
         return guest.GuestSpec(variant=variant, config=config, script=self.script,
                                memory_gb=self.memory_gb, pmem_gb=self.pmem_gb,
                                pmem_regions=self.pmem_regions,
@@ -305,7 +368,20 @@ class Scenario:
                                append=list(self.append))
 
     def problems(self, con: Console) -> list[str]:
-        return self.check(con, self.env)
+        done = [] if con.result("done") == "1" else ["scenario did not report done=1"]
+        return done + self.check(con, self.env)
+
+    def verdict(self, result: guest.GuestResult) -> list[str]:
+        """Problems with a run of this scenario (empty: passed): the
+        console's reports and the script's exit, then its own checks; for a
+        runner self-test, whether the expected report came."""
+        if self.expect_failure:
+            kinds = [f.kind for f in result.console.failures]
+            if self.expect_failure not in kinds:
+                return [f"expected a {self.expect_failure} report on the console, "
+                        f"saw {kinds or 'none'}"]
+            return []
+        return result.problems() + self.problems(result.console)
 
     def sized(self, memory_gb: int, pmem_gb: int = 0, **env: str) -> "Scenario":
         """The same scenario on another machine size and parameters."""
@@ -316,7 +392,7 @@ class Scenario:
 def resolve_env(env: dict[str, str], variant: str, config: str = "lab") -> dict[str, str]:
     """A guest script's environment with "@out/PATH" values turned into paths
     inside the variant's build directory (e.g. a module it loads)."""
-    return {key: str(paths.out_dir("x86_64", variant, config) / value[5:])
+    return {key: str(paths.out_dir(arches.GUEST_ARCH, variant, config) / value[5:])
             if value.startswith("@out/") else value
             for key, value in env.items()}
 
@@ -325,7 +401,7 @@ REBINDS = 3
 LOADS = 3
 # Every x86-64 config the test suite boots: the measured lab kernel, vm
 # (DEBUG_VM, fast paths on), debug (KASAN, `memlab test --full`).
-ALL_CONFIGS = ("lab", "vm", "debug")
+ALL_CONFIGS = arches.guest().test_configs
 DAX_FS_REBINDS = 2
 STRESS_CYCLES = 10     # each of the 5 layouts twice
 # test_hmm's device memory chunk (its default size), and where the guest's
@@ -335,6 +411,27 @@ HMM_CHUNK_BYTES = 256 << 20
 HMM_COHERENT_START = 0x160000000
 DAX_FS_ENV = {"REBINDS": str(DAX_FS_REBINDS), "FILES": "4", "FILE_MIB": "8"}
 
+
+def _rebinds_resized(sc: Scenario, b: BenchSizes) -> Scenario:
+    return sc.sized(4, b.pmem_gb, REBINDS=str(b.rebinds), DATA_MIB="4")
+
+
+def _kmem_resized(sc: Scenario, b: BenchSizes) -> Scenario:
+    return sc.sized(3, b.kmem_gb, CYCLES="3" if b.quick else "5", FILL_MIB="256")
+
+
+def _hugetlb_resized(sc: Scenario, b: BenchSizes) -> Scenario:
+    # At most 1 GB dirtied before the timed allocation, not all of it (the
+    # test scenario dirties all): dirtying 16 GB under TCG costs more than
+    # the allocation and does not change what init_on_alloc zeroes.
+    return sc.sized(3 + b.hugepages * 2 // 1024, HUGEPAGES=str(b.hugepages),
+                    ALLOCS="3" if b.quick else "5", THP_MIB="16",
+                    CHECK_MIB="64" if b.quick else "256",
+                    DIRTY_MIB=str(min(1024, b.hugepages * 2)))
+
+
+NONE_POSTED = "none posted"
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s for s in [
         Scenario(
@@ -343,7 +440,11 @@ SCENARIOS: dict[str, Scenario] = {
             description="fsdax map=dev (memmap on the device, altmap) on a 4 GB "
                         f"legacy pmem region, {REBINDS} unbind/bind, data checksummed",
             memory_gb=5, pmem_gb=4, env={"REBINDS": str(REBINDS), "MAP": "dev"},
-            check=check_rebinds, configs=ALL_CONFIGS),
+            check=check_rebinds, configs=ALL_CONFIGS,
+            bench=(BenchRow(
+                "fsdax-rebind", lambda b: f"memmap init per rebind, {b.pmem_gb} GB fsdax map=dev",
+                _rebinds_resized, Reference("nd_pmem 100 GB rebind", 244.28, 96.79, "ms"),
+                first_bind_apart=True, parallel=True, label="fsdax map=dev"),)),
         Scenario(
             name="fsdax-mem",
             script="fsdax-rebind",
@@ -361,7 +462,13 @@ SCENARIOS: dict[str, Scenario] = {
             script="devdax-rebind",
             description=f"devdax align=2M (compound pages), {REBINDS} rebinds of dax_pmem",
             memory_gb=5, pmem_gb=4, env={"REBINDS": str(REBINDS), "ALIGN": "2M"},
-            check=check_devdax, configs=ALL_CONFIGS),
+            check=check_devdax, configs=ALL_CONFIGS,
+            bench=(BenchRow(
+                "devdax-rebind",
+                lambda b: f"memmap init per rebind, {b.pmem_gb} GB devdax align=2M",
+                _rebinds_resized,
+                Reference("dax_pmem 100 GB align=2M rebind", 273.31, 119.04, "ms"),
+                first_bind_apart=True, parallel=True, label="devdax align=2M"),)),
         Scenario(
             name="devdax-1g",
             script="devdax-rebind",
@@ -406,13 +513,27 @@ SCENARIOS: dict[str, Scenario] = {
                         f"(dax kmem), {REBINDS} offline/online cycles of its blocks, "
                         "then filled from userspace, read back and offlined",
             memory_gb=3, pmem_gb=1, env={"CYCLES": str(REBINDS)},
-            check=check_kmem_online, configs=ALL_CONFIGS),
+            check=check_kmem_online, configs=ALL_CONFIGS,
+            bench=(BenchRow(
+                "kmem-online",
+                lambda b: f"memmap init per onlined memory block, {b.kmem_gb} GB dax kmem",
+                _kmem_resized, f"{NONE_POSTED} (asked for in review, never sent)",
+                calls="hotplug_inits", label="dax kmem: memmap init"),
+                   BenchRow(
+                "kmem-online-pages",
+                lambda b: f"online_pages() per memory block, {b.kmem_gb} GB dax kmem",
+                _kmem_resized, NONE_POSTED, calls="onlines", full_only=True,
+                label="dax kmem: online_pages()"))),
         Scenario(
             name="boot-memmap",
             script="boot-memmap",
             description="boot: the struct pages of all boot memory initialized "
                         "(timed) in memmap_init()",
-            memory_gb=3, check=check_boot_memmap, configs=ALL_CONFIGS),
+            memory_gb=3, check=check_boot_memmap, configs=ALL_CONFIGS,
+            bench=(BenchRow(
+                "boot-memmap", lambda b: f"memmap_init() of boot memory, {b.boot_gb} GB guest",
+                lambda sc, b: sc.sized(b.boot_gb), NONE_POSTED, calls="boot_inits",
+                label="boot: memmap_init()"),)),
         Scenario(
             name="device-private",
             script="device-private",
@@ -420,8 +541,14 @@ SCENARIOS: dict[str, Scenario] = {
                         "(2 x 256 MB memremap_pages each)",
             memory_gb=3, env={"LOADS": str(LOADS), "CHUNK_MB": str(HMM_CHUNK_BYTES >> 20),
                               "MODULE": "@out/lib/test_hmm.ko"},
-            check=check_device_private,
-            configs=ALL_CONFIGS),
+            check=check_device_private, configs=ALL_CONFIGS,
+            bench=(BenchRow(
+                "device-private", lambda b: f"memremap of {b.chunk_gb} GB DEVICE_PRIVATE",
+                lambda sc, b: sc.sized(3 + 2 * b.chunk_gb // 64,
+                                       LOADS="3" if b.quick else "10",
+                                       CHUNK_MB=str(b.chunk_gb * 1024)),
+                Reference("64 GB memremap", 116.7, 54.6, "ms"), parallel=True,
+                label="DEVICE_PRIVATE memremap"),)),
         Scenario(
             name="hmm-tests",
             script="hmm-tests",
@@ -440,7 +567,13 @@ SCENARIOS: dict[str, Scenario] = {
             description="init_on_alloc=1: 256 x 2 MB hugetlb pages allocated (timed) "
                         "over dirtied memory, hugetlb and THP memory read zero",
             memory_gb=3, env={"HUGEPAGES": "256", "THP_MIB": "64"},
-            append=["init_on_alloc=1"], check=check_zeroing, configs=ALL_CONFIGS),
+            append=["init_on_alloc=1"], check=check_zeroing, configs=ALL_CONFIGS,
+            bench=(BenchRow(
+                "hugetlb-init-on-alloc",
+                lambda b: f"allocate {b.hugepages} x 2 MB hugetlb, init_on_alloc=1",
+                _hugetlb_resized,
+                Reference("16 GB of 2 MB hugetlb, init_on_alloc=1", 0.445, 0.166, "s"),
+                result_ns="hugetlb_alloc_ns", label="init_on_alloc=1 hugetlb"),)),
         Scenario(
             name="runner-catches-warn",
             script="provoke-warn",
@@ -452,7 +585,11 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 def get(name: str) -> Scenario:
-    from .runner import LabError
     if name not in SCENARIOS:
         raise LabError(f"unknown scenario {name!r} (known: {', '.join(SCENARIOS)})")
     return SCENARIOS[name]
+
+
+def bench_rows() -> dict[str, BenchRow]:
+    """Every row `memlab bench` measures, by name, in table order."""
+    return {row.name: row for sc in SCENARIOS.values() for row in sc.bench}

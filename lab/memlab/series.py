@@ -5,6 +5,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .runner import LabError
+
 COVER_LETTER = "0000-cover-letter.patch"
 
 # How an operator applies the product series to a git tree of the pristine
@@ -39,8 +41,7 @@ class Series:
         files = [self.directory / n for n in self.names()]
         missing = [str(f) for f in files if not f.exists()]
         if missing:
-            raise FileNotFoundError(
-                f"{self.series_file} lists missing patches: {', '.join(missing)}")
+            raise LabError(f"{self.series_file} lists missing patches: {', '.join(missing)}")
         return files
 
 

@@ -1,19 +1,21 @@
 """`memlab test`: the project's whole test suite, in the order a failure is
-cheapest to find: pytest (lab code), the README's apply command on the
-pristine tree, checkpatch (series), then for each kernel: its build, KUnit
-(built into it, one bare boot) and guest scenarios (QEMU)."""
+cheapest to find: pytest and mypy (lab code), the README's apply command on
+the pristine tree, checkpatch (series), then for each kernel of the
+architecture table: its build, KUnit (built into it, one bare boot) and,
+on the guests' architecture, guest scenarios (QEMU)."""
 from __future__ import annotations
 
 import importlib.util
 import re
 import shlex
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
-from . import build, checkpatch, deps, guest, kernel_tree, kunit_runner, paths, scenarios
-from .runner import LabError, say
+from . import (arches, build, checkpatch, deps, guest, hostinfo, kernel_tree, kunit_runner,
+               paths, scenarios)
+from .runner import LabError, run_quiet, say
 from .series import (APPLY_COMMAND, CHECKOUT_PLACEHOLDER, parse_am_run_failure,
                      patch_subject)
 
@@ -52,9 +54,8 @@ def run_pytest() -> Step:
     if importlib.util.find_spec("pytest") is None:
         deps.apt_install(["python3-pytest"])
     deps.ensure_virtme_ng()   # the venv (plots, spdxcheck) some tests use
-    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                          str(paths.REPO / "lab" / "tests")],
-                         capture_output=True, text=True, cwd=paths.REPO)
+    res = run_quiet([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                     str(paths.REPO / "lab" / "tests")], cwd=paths.REPO, check=False)
     print(res.stdout + res.stderr, end="", flush=True)
     step.passed, step.failed = parse_pytest_counts(res.stdout)
     if res.returncode != 0 and step.failed == 0:
@@ -63,15 +64,30 @@ def run_pytest() -> Step:
     return step
 
 
+def run_mypy() -> Step:
+    """A static type check of the lab, by the venv's mypy."""
+    step = Step("mypy")
+    deps.ensure_virtme_ng()
+    res = run_quiet([str(paths.VENV / "bin" / "python3"), "-m", "mypy",
+                     "--config-file", "mypy.ini", "memlab"], cwd=paths.REPO / "lab", check=False)
+    errors = [ln for ln in res.stdout.splitlines() if ": error:" in ln]
+    if res.returncode == 0:
+        step.passed = 1
+        step.notes.append(res.stdout.strip().splitlines()[-1] if res.stdout.strip() else "ok")
+    else:
+        step.failed = max(1, len(errors))
+        step.notes += errors[:10] or (res.stdout + res.stderr).strip().splitlines()[-5:]
+    return step
+
+
 def run_apply() -> Step:
     """The README's apply command, as is, on a fresh checkout of the
     pristine tree: every patch of patches/series must apply, in order."""
     step = Step("apply")
     tree = kernel_tree.pristine_tree()
-    patches = kernel_tree.series_patches(kernel_tree.product_series())
+    patches = kernel_tree.product_series().patches()
     command = APPLY_COMMAND.replace(CHECKOUT_PLACEHOLDER, shlex.quote(str(paths.REPO)))
-    res = subprocess.run(["sh", "-c", command], cwd=tree, capture_output=True,
-                         text=True, env=kernel_tree.git_env())
+    res = run_quiet(["sh", "-c", command], cwd=tree, env=kernel_tree.git_env(), check=False)
     if res.returncode != 0:
         failure = parse_am_run_failure(patches, res.stdout + res.stderr)
         kernel_tree.git("am", "--abort", cwd=tree, check=False)
@@ -117,9 +133,6 @@ def ensure_tree() -> None:
     kernel_tree.sync_variant_tree("base")
 
 
-# Kernels that carry the KUnit suites, in test order: (config, arch).
-KUNIT_KERNELS = (("lab", "x86_64"), ("vm", "x86_64"), ("debug", "x86_64"),
-                 ("kunit", "arm64"))
 # The config whose base kernel also runs the scenarios meant for it (the
 # bench builds that kernel anyway).
 BASE_CONFIG = "lab"
@@ -127,10 +140,37 @@ BASE_CONFIG = "lab"
 # the KASAN kernel, under which the template paths step aside (the vm
 # kernel runs them under DEBUG_VM and lockdep).
 FULL_ONLY = {"debug"}
+# The kinds of step, in the order they run.
+STEP_KINDS = ("pytest", "mypy", "apply", "checkpatch", "build", "kunit", "guest")
 
 
-def run_build(config: str, arch: str = "x86_64", variant: str = "patched") -> Step:
-    step = Step(f"build {config}" + ("" if arch == "x86_64" else f" {arch}")
+def kernels() -> list[tuple[str, arches.Arch]]:
+    """Every (config, arch) `memlab test` builds, in order: the guests'
+    architecture first (it finds most problems soonest), then the others."""
+    return [(config, a) for a in arches.ARCHES.values() for config in a.test_configs]
+
+
+def kernel_skip_name(config: str, arch: str) -> str:
+    """How --skip names a kernel: by its config on the guests' architecture,
+    by its architecture elsewhere."""
+    return config if arch == arches.GUEST_ARCH else arch
+
+
+def skip_choices() -> list[str]:
+    names = list(STEP_KINDS)
+    for config, a in kernels():
+        name = kernel_skip_name(config, a.name)
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def _suffix(config: str, arch: str) -> str:
+    return "" if arch == arches.GUEST_ARCH else f" {arch}"
+
+
+def run_build(config: str, arch: str = arches.GUEST_ARCH, variant: str = "patched") -> Step:
+    step = Step(f"build {config}{_suffix(config, arch)}"
                 + ("" if variant == "patched" else f" {variant}"))
     built = build.build(variant, config, arch)
     step.passed = 1
@@ -138,8 +178,8 @@ def run_build(config: str, arch: str = "x86_64", variant: str = "patched") -> St
     return step
 
 
-def run_kunit(config: str, arch: str = "x86_64") -> Step:
-    step = Step(f"kunit {config}" + ("" if arch == "x86_64" else f" {arch}"))
+def run_kunit(config: str, arch: str = arches.GUEST_ARCH) -> Step:
+    step = Step(f"kunit {config}{_suffix(config, arch)}")
     res = kunit_runner.run(config, arch)
     step.passed, step.failed = res.passed, res.failed
     step.notes += res.failures
@@ -149,17 +189,6 @@ def run_kunit(config: str, arch: str = "x86_64") -> Step:
         step.failed += 1
         step.notes.append("no KUnit test ran")
     return step
-
-
-def guest_verdict(sc: scenarios.Scenario, result: guest.GuestResult) -> list[str]:
-    """Problems with a scenario run (empty: passed)."""
-    if sc.expect_failure:
-        kinds = [f.kind for f in result.console.failures]
-        if sc.expect_failure not in kinds:
-            return [f"expected a {sc.expect_failure} report on the console, "
-                    f"saw {kinds or 'none'}"]
-        return []
-    return result.problems() + sc.problems(result.console)
 
 
 def base_scenarios(config: str) -> list[scenarios.Scenario]:
@@ -175,10 +204,12 @@ def run_guest(config: str) -> Step:
     step = Step(f"guest {config}")
     runs = [(sc, "patched") for sc in scenarios.SCENARIOS.values() if config in sc.configs]
     runs += [(sc, "base") for sc in base_scenarios(config)]
+    # KVM where it works (the probe's verdict is cached), else TCG.
+    accel = hostinfo.default_accel(arches.image_path(arches.GUEST_ARCH, "patched", config))
     for sc, variant in runs:
-        result = guest.boot_and_run(sc.spec(variant, config),
+        result = guest.boot_and_run(sc.spec(variant, config, accel),
                                     failure_expected=bool(sc.expect_failure))
-        problems = guest_verdict(sc, result)
+        problems = sc.verdict(result)
         inits = result.console.memmap_inits
         detail = sc.name + ("" if variant == "patched" else f" ({variant})") + (
             f": {len(inits)} memmap inits of {inits[0].pages} pages" if inits else "")
@@ -201,7 +232,7 @@ def run(quick: bool = False, full: bool = False, skip: set[str] | None = None) -
     start = time.monotonic()
     steps: list[Step] = []
 
-    def do(name: str, fn, *args) -> Step | None:  # type: ignore[no-untyped-def]
+    def do(name: str, fn: Callable[..., Step], *args: str) -> Step | None:
         """Run a step unless skipped; the step, None when skipped."""
         if name in skip:
             return None
@@ -217,7 +248,7 @@ def run(quick: bool = False, full: bool = False, skip: set[str] | None = None) -
         steps.append(step)
         return step
 
-    def prepared(what) -> bool:  # type: ignore[no-untyped-def]
+    def prepared(what: Callable[[], object]) -> bool:
         """Run a preparation; a failure is one failed "source" step."""
         try:
             what()
@@ -228,6 +259,7 @@ def run(quick: bool = False, full: bool = False, skip: set[str] | None = None) -
             return False
 
     do("pytest", run_pytest)
+    do("mypy", run_mypy)
     needs_tree = {"apply", "checkpatch", "build", "kunit", "guest"} - skip
     # The operator's view first: the series on the pristine tree, before
     # the lab's own work tree (which would stop at the same broken patch).
@@ -237,23 +269,17 @@ def run(quick: bool = False, full: bool = False, skip: set[str] | None = None) -
         ready = prepared(ensure_tree)
     if ready:
         do("checkpatch", run_checkpatch)
-        # The lab config first: it finds most problems soonest; then the
-        # sanitizer config, where the fast paths must step aside cleanly;
-        # then arm64, whose copies use the generic, plain-store helpers.
-        for config, arch in KUNIT_KERNELS:
-            if config in skip or arch in skip:
+        for config, a in kernels():
+            if kernel_skip_name(config, a.name) in skip:
                 continue
-            built = do("build", run_build, config, arch)
-            if built is not None and built.failed:
-                continue
-            do("kunit", run_kunit, config, arch)
-            if arch == kunit_runner.LAB_ARCH:
+            built = do("build", run_build, config, a.name)
+            if (built is not None and built.failed) or not a.bootable:
+                continue    # a failed build, or a compile test
+            do("kunit", run_kunit, config, a.name)
+            if a.name == arches.GUEST_ARCH:
                 if base_scenarios(config) and "guest" not in skip:
-                    do("build", run_build, config, arch, "base")
+                    do("build", run_build, config, a.name, "base")
                 do("guest", run_guest, config)
-        # Compile test: the HIGHMEM (page by page) fallbacks on 32-bit x86.
-        if "highmem" not in skip:
-            do("build", run_build, "highmem", "i386")
     passed = sum(s.passed for s in steps)
     failed = sum(s.failed for s in steps)
     print("\n==== memlab test summary ====")

@@ -1,7 +1,7 @@
-"""Bench result parsing and tables, on captured real guest logs."""
+"""Bench samples, results and tables, on captured real guest logs."""
 import pytest
 
-from memlab import bench, console
+from memlab import bench, console, report, results
 from conftest import DATA
 
 
@@ -25,20 +25,20 @@ def test_hugetlb_samples_are_every_allocation_time():
     assert scenario("hugetlb-init-on-alloc").samples(con) == [123456.789, 123000.0]
 
 
-def _result() -> dict:
-    samples = {"fsdax-rebind": {"base": [100.0, 102.0, 98.0], "patched": [40.0, 41.0, 39.0]}}
-    stats = bench.variant_stats(samples["fsdax-rebind"])
-    return {
-        "mode": "icount", "date": "d", "host_cpu": "cpu",
-        "kernels": {"base": "6.12.117", "patched": "6.12.117"},
-        "scenarios": {"fsdax-rebind": {
-            "metric": "memmap init per rebind",
-            "stats": stats}},
-    }
+def _result(samples=None, mode="icount", vcpus=1) -> results.Result:
+    row = results.Row(
+        metric="memmap init per rebind", memory_gb=4, pmem_gb=4, env={}, append=[],
+        samples=samples or {"base": [100.0, 102.0, 98.0], "patched": [40.0, 41.0, 39.0]},
+        first_bind_us={})
+    return results.Result(
+        mode=mode, label="emulated: test", quick=True, rounds=1, guest_vcpus=vcpus,
+        date="d", host_cpu="cpu", host="h",
+        kernels={"base": "6.12.117", "patched": "6.12.117"}, timing="t",
+        rows={"fsdax-rebind": row})
 
 
 def test_table_has_medians_ratio_and_the_emulated_label():
-    table = bench.markdown(_result())
+    table = report.markdown(_result())
     assert "emulated" in table
     row = next(ln for ln in table.splitlines() if ln.startswith("| fsdax-rebind"))
     assert "| 100.0 | 40.0 | 0.400 | 98.0-102.0 | 39.0-41.0 | 3/3 |" in row
@@ -46,22 +46,22 @@ def test_table_has_medians_ratio_and_the_emulated_label():
 
 
 def test_repeatability_compares_round_medians():
-    rep = bench.repeatability({"s": {"base": [10.0, 10.0, 10.1, 10.1]}}, rounds=2)
-    assert rep["s/base"]["round_medians"] == [10.0, 10.1]
-    assert abs(rep["s/base"]["spread"] - 0.01) < 1e-9
+    rep = results.repeatability({"s": {"base": [10.0, 10.0, 10.1, 10.1]}}, rounds=2)
+    assert rep["s/base"].round_medians == [10.0, 10.1]
+    assert abs(rep["s/base"].spread - 0.01) < 1e-9
 
 
 def test_unrepeatable_rounds_are_named():
-    rep = bench.repeatability({"s": {"base": [10.0, 10.0, 10.2, 10.2],
-                                     "patched": [5.0, 5.0, 5.0, 5.0]}}, rounds=2)
-    assert bench.unrepeatable_rows(rep) == ["s/base spread 2.00%"]
+    rep = results.repeatability({"s": {"base": [10.0, 10.0, 10.2, 10.2],
+                                       "patched": [5.0, 5.0, 5.0, 5.0]}}, rounds=2)
+    assert results.unrepeatable_rows(rep) == ["s/base spread 2.00%"]
 
 
 def test_first_bind_gets_its_own_row():
     result = _result()
-    first = {"base": [120.0, 120.0], "patched": [50.0, 50.0]}
-    result["scenarios"]["fsdax-rebind"]["first_bind_stats"] = bench.variant_stats(first)
-    table = bench.markdown(result)
+    row = result.rows["fsdax-rebind"]
+    row.first_bind_us, row.first_bind_apart = {"base": [120.0, 120.0], "patched": [50.0, 50.0]}, True
+    table = report.markdown(result)
     row = next(ln for ln in table.splitlines() if "(first bind)" in ln)
     assert "| 120.0 | 50.0 | 0.417 |" in row
 
@@ -86,20 +86,19 @@ def test_hugetlb_log_from_the_python_timer_is_checked():
 
 
 def test_plots_are_written(tmp_path):
-    import json
     import shutil
     import pytest
     from memlab import paths
     if not (paths.VENV / "bin" / "python3").exists():
         pytest.skip("no lab venv (memlab test creates it before pytest)")
-    result = _result()
-    result["scenarios"]["fsdax-rebind"]["samples"] = {
-        "base": [100.0, 102.0, 98.0], "patched": [40.0, 41.0, 39.0]}
     src = tmp_path / "r.json"
-    src.write_text(json.dumps(result))
-    written = bench.write_plots(src, tmp_path)
-    assert [p.name for p in written] == ["fsdax-rebind.png"]
-    assert written[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    _result(mode="wall").write(src)
+    written = report.write_plots(src, tmp_path)
+    assert [p.name for p in written] == ["summary.png", "fsdax-rebind.png"]
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in written)
+    # icount samples are near-constant: the summary alone.
+    _result(mode="icount").write(src)
+    assert [p.name for p in report.write_plots(src, tmp_path)] == ["summary.png"]
     shutil.rmtree(tmp_path)
 
 
@@ -118,7 +117,7 @@ def test_devdax_log_with_udev_quiesced_repeats_within_the_limit():
     assert con.result("quiesced") == "udev"
     xs = scenario("devdax-rebind").samples(con)
     assert len(xs) == 3
-    assert (max(xs) - min(xs)) / min(xs) < bench.REPEATABLE
+    assert (max(xs) - min(xs)) / min(xs) < results.REPEATABLE
 
 
 def test_each_mode_boots_its_guests_with_the_accelerator_its_label_names(monkeypatch):
@@ -138,7 +137,6 @@ def test_each_mode_boots_its_guests_with_the_accelerator_its_label_names(monkeyp
     with pytest.raises(bench.LabError):
         bench.measure(sc, bench.ONE_THREAD, "wall")
     assert seen[-1] == ("tcg", "patched", ["mm_init.zone_device_init_threads=1"])
-    assert set(bench.MODE_ACCELS) == set(bench.MODE_LABELS)
 
 
 def test_one_thread_variant_only_with_vcpus_to_share():
@@ -151,26 +149,38 @@ def test_one_thread_variant_only_with_vcpus_to_share():
 
 
 def test_parallel_table_compares_all_vcpus_with_one_thread():
-    result = _result()
-    result["mode"], result["guest_vcpus"] = "wall", 2
-    result["scenarios"]["fsdax-rebind"]["stats"] = bench.variant_stats(
-        {"base": [100.0], "patched": [30.0, 32.0], "patched-1thread": [50.0, 52.0]})
-    table = bench.markdown(result)
+    result = _result({"base": [100.0], "patched": [30.0, 32.0],
+                      "patched-1thread": [50.0, 52.0]}, mode="wall", vcpus=2)
+    table = report.markdown(result)
     assert "2 vCPUs" in table
     row = [ln for ln in table.splitlines() if ln.startswith("| fsdax-rebind")][-1]
     assert row == "| fsdax-rebind | 51.0 | 31.0 | 0.608 | 100.0 | 50.0-52.0 | 30.0-32.0 | 2/2 |"
 
 
 def test_icount_table_says_why_there_is_no_parallel_row():
-    result = _result()
-    result["guest_vcpus"] = 1
-    assert "under -icount all vCPUs share one instruction clock" in bench.markdown(result)
+    assert "under -icount all vCPUs share one instruction clock" in report.markdown(_result())
 
 
 def test_kernels_must_time_the_same_page_counts():
     same = {"kmem-online": {"base": {32768}, "patched": {32768}},
             "hugetlb-init-on-alloc": {"base": set(), "patched": set()}}
-    assert bench.unequal_page_counts(same) == []
+    assert results.unequal_page_counts(same) == []
     differ = {"boot-memmap": {"base": {786301}, "patched": {786300}}}
-    assert bench.unequal_page_counts(differ) == [
+    assert results.unequal_page_counts(differ) == [
         "boot-memmap: base [786301], patched [786300]"]
+
+
+def test_results_survive_their_json():
+    # What report.py reads back is what the bench wrote.
+    result = _result()
+    result.repeatability = results.repeatability({"fsdax-rebind": result.rows["fsdax-rebind"].samples}, 1)
+    again = results.Result.from_json(result.to_json())
+    assert again == result
+    assert again.to_json()["scenarios"]["fsdax-rebind"]["stats"]["base"]["median"] == 100.0
+
+
+def test_every_stored_result_loads():
+    from memlab import paths
+    for path in sorted(paths.RESULTS.glob("*/bench.json")):
+        r = results.Result.load(path)
+        assert r.rows and all(row.samples for row in r.rows.values()), path

@@ -1,27 +1,27 @@
 """Guest command lines and memory checks (no boot)."""
 import pytest
 
-from memlab import guest
+from memlab import guest, hostinfo
 from memlab.runner import LabError
 
 
 def test_pmem_layout_reserves_region_above_4g(monkeypatch):
-    monkeypatch.setattr(guest, "host_available_gb", lambda: 23.0)
+    monkeypatch.setattr(hostinfo, "available_gb", lambda: 23.0)
     total, append = guest.memory_layout(guest.GuestSpec(memory_gb=5, pmem_gb=4))
     assert total == 9
     assert append == ["memmap=4G!4G"]
 
 
 def test_pmem_layout_refuses_more_than_the_host_has(monkeypatch):
-    monkeypatch.setattr(guest, "host_available_gb", lambda: 8.0)
+    monkeypatch.setattr(hostinfo, "available_gb", lambda: 8.0)
     with pytest.raises(LabError, match="host has 8.0 GB available"):
         guest.memory_layout(guest.GuestSpec(memory_gb=5, pmem_gb=16))
 
 
 def test_icount_uses_one_vcpu_and_tcg(monkeypatch, tmp_path):
-    monkeypatch.setattr(guest, "host_available_gb", lambda: 23.0)
+    monkeypatch.setattr(hostinfo, "available_gb", lambda: 23.0)
     spec = guest.GuestSpec(script="hello", accel="tcg-icount", cpus=2)
-    cmd = guest.vng_command(spec, tmp_path / "bzImage", "tcg-icount")
+    cmd = guest.vng_command(spec, tmp_path / "bzImage")
     assert cmd[cmd.index("--cpus") + 1] == "1"
     assert "-icount shift=0,sleep=off" in cmd
     assert "--disable-kvm" in cmd
@@ -40,41 +40,6 @@ def test_build_product_paths_resolve_per_variant():
                    "LOADS": "3"}
 
 
-def test_kvm_probe_that_could_not_start_its_tools_is_an_error_not_a_verdict():
-    # Real log: the venv's vng run without the venv on PATH.
-    from conftest import DATA
-    text = (DATA / "kvm-probe-tool-missing.log").read_text()
-    with pytest.raises(LabError, match="virtme-run: not found"):
-        guest.classify_kvm_probe(text, 127)
-
-
-def test_kvm_probe_where_qemu_fails_under_kvm_is_a_verdict():
-    # Real log from this project's machine: QEMU starts, KVM rejects an MSR.
-    from conftest import DATA
-    text = (DATA / "kvm-probe-qemu-failed.log").read_text()
-    ok, evidence = guest.classify_kvm_probe(text, 255)
-    assert ok is False
-    assert "failed to set MSR" in evidence
-
-
-def test_kvm_probe_verdicts():
-    assert guest.classify_kvm_probe("...\nMEMLAB kvm_probe=42\n", 0)[0] is True
-    # A hang before the guest kernel (KVM that stops after the BIOS).
-    assert guest.classify_kvm_probe("$ vng --run x\n", None)[0] is False
-    assert guest.classify_kvm_probe(
-        "qemu-system-x86_64: Could not access KVM kernel module: No such file\n", 1)[0] is False
-    assert guest.classify_kvm_probe("[    0.000000] Linux version 6.12.57\n", 1)[0] is False
-
-
-def test_stale_kvm_probe_cache_is_not_trusted(monkeypatch, tmp_path):
-    cache = tmp_path / "kvm-probe.json"
-    monkeypatch.setattr(guest, "KVM_PROBE_CACHE", cache)
-    cache.write_text('{"kvm": false, "date": "old format, maybe a tool failure"}')
-    assert guest._cached_kvm_verdict() is None
-    cache.write_text('{"format": %d, "kvm": true}' % guest.KVM_PROBE_FORMAT)
-    assert guest._cached_kvm_verdict() is True
-
-
 def test_guest_boots_and_probe_run_virtme_ng_with_the_venv_on_path(monkeypatch, tmp_path):
     from memlab import deps, paths
     seen = []
@@ -86,16 +51,16 @@ def test_guest_boots_and_probe_run_virtme_ng_with_the_venv_on_path(monkeypatch, 
         return 0
 
     monkeypatch.setattr(guest, "run_logged", fake_run_logged)
+    monkeypatch.setattr(hostinfo, "run_logged", fake_run_logged)
     monkeypatch.setattr(guest, "require_guest_tools", lambda: None)
     monkeypatch.setattr(deps, "ensure_virtme_ng", lambda: None)
     monkeypatch.setattr(paths, "LOGS", tmp_path)
     monkeypatch.setattr(paths, "out_dir", lambda *args: tmp_path)
-    monkeypatch.setattr(guest, "host_available_gb", lambda: 23.0)
-    monkeypatch.setattr(guest, "kvm_usable", lambda image: False)
+    monkeypatch.setattr(hostinfo, "available_gb", lambda: 23.0)
     image = tmp_path / "arch/x86/boot/bzImage"
     image.parent.mkdir(parents=True)
     image.write_text("")
-    assert guest._probe_kvm(image)[0] is True
+    assert hostinfo._probe_kvm(image)[0] is True
     assert guest.boot_and_run(guest.GuestSpec(script="hello")).exit_code == 0
     venv_bin = str(paths.VENV / "bin")
     assert len(seen) == 2
@@ -129,26 +94,25 @@ def test_cross_builds_name_their_toolchain(tmp_path):
 
 
 def test_the_callers_accelerator_is_obeyed(monkeypatch, tmp_path):
-    # An explicit TCG guest stays on TCG even where KVM works.
-    monkeypatch.setattr(guest, "kvm_usable", lambda image: True)
-    assert guest.resolve_accel(guest.GuestSpec(accel="tcg"), tmp_path) == "tcg"
-    assert guest.resolve_accel(guest.GuestSpec(), tmp_path) == "kvm"
-    monkeypatch.setattr(guest, "host_available_gb", lambda: 23.0)
-    cmd = guest.vng_command(guest.GuestSpec(script="hello"), tmp_path / "bzImage", "tcg")
+    # The guest layer boots what it is told: no probe, no fallback.
+    monkeypatch.setattr(hostinfo, "kvm_usable", lambda image: pytest.fail("probed"))
+    monkeypatch.setattr(hostinfo, "available_gb", lambda: 23.0)
+    cmd = guest.vng_command(guest.GuestSpec(script="hello", accel="tcg"), tmp_path / "bzImage")
     assert "--disable-kvm" in cmd and "--qemu-opts" not in cmd
-    cmd = guest.vng_command(guest.GuestSpec(script="hello"), tmp_path / "bzImage", "kvm")
+    cmd = guest.vng_command(guest.GuestSpec(script="hello", accel="kvm"), tmp_path / "bzImage")
     assert "--disable-kvm" not in cmd
+    with pytest.raises(LabError, match="unknown accelerator 'qemu'"):
+        guest.vng_command(guest.GuestSpec(script="hello", accel="qemu"), tmp_path / "bzImage")
 
 
-def test_kvm_asked_for_where_the_probe_failed_is_an_error(monkeypatch, tmp_path):
-    monkeypatch.setattr(guest, "kvm_usable", lambda image: False)
-    assert guest.resolve_accel(guest.GuestSpec(), tmp_path) == "tcg"
-    with pytest.raises(LabError, match="KVM probe boot failed"):
-        guest.resolve_accel(guest.GuestSpec(accel="kvm"), tmp_path)
+def test_every_accelerator_has_a_bench_mode_and_a_label():
+    assert set(guest.MODES) == {"icount", "wall", "kvm"}
+    assert {a.name for a in guest.MODES.values()} == set(guest.ACCELS)
+    assert all("emulated" in a.label for a in guest.ACCELS.values() if a.name != "kvm")
 
 
 def test_pmem_regions_are_kept_apart_by_ram(monkeypatch):
-    monkeypatch.setattr(guest, "host_available_gb", lambda: 23.0)
+    monkeypatch.setattr(hostinfo, "available_gb", lambda: 23.0)
     total, append = guest.memory_layout(guest.GuestSpec(memory_gb=5, pmem_gb=4,
                                                         pmem_regions=2))
     assert total == 9
@@ -156,7 +120,7 @@ def test_pmem_regions_are_kept_apart_by_ram(monkeypatch):
 
 
 def test_pmem_regions_must_split_and_fit(monkeypatch):
-    monkeypatch.setattr(guest, "host_available_gb", lambda: 23.0)
+    monkeypatch.setattr(hostinfo, "available_gb", lambda: 23.0)
     with pytest.raises(LabError, match="does not split into 2 regions"):
         guest.memory_layout(guest.GuestSpec(memory_gb=5, pmem_gb=3, pmem_regions=2))
     with pytest.raises(LabError, match="3 pmem regions need --memory >= 4"):

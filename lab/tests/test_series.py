@@ -4,6 +4,7 @@ import pytest
 from memlab.series import (APPLY_COMMAND, Series, hunk_header, parse_am_failure,
                            parse_am_run_failure, patch_subject, refresh_cover_letter,
                            write_series)
+from memlab.runner import LabError
 from conftest import DATA
 
 
@@ -17,7 +18,7 @@ def test_series_ignores_comments_and_blank_lines(tmp_path):
 
 def test_series_reports_missing_patch(tmp_path):
     (tmp_path / "series").write_text("gone.patch\n")
-    with pytest.raises(FileNotFoundError, match="gone.patch"):
+    with pytest.raises(LabError, match="gone.patch"):
         Series(tmp_path).patches()
 
 

@@ -18,30 +18,30 @@ def test_expected_warn_passes_the_runner_self_test():
     sc = scenarios.get("runner-catches-warn")
     res = _result("guest-provoke-warn.log", 0)
     assert not res.ok
-    assert testcmd.guest_verdict(sc, res) == []
+    assert sc.verdict(res) == []
 
 
 def test_runner_self_test_fails_when_no_warn_was_seen():
     sc = scenarios.get("runner-catches-warn")
-    assert testcmd.guest_verdict(sc, _result("guest-hello.log", 0))
+    assert sc.verdict(_result("guest-hello.log", 0))
 
 
 def test_guest_script_failure_fails_the_scenario():
     sc = scenarios.get("fsdax-dev")
-    problems = testcmd.guest_verdict(sc, _result("guest-fsdax-rebind.log", 1))
+    problems = sc.verdict(_result("guest-fsdax-rebind.log", 1))
     assert "guest script exited 1" in problems
 
 
 def test_dax_fs_log_passes_its_checks():
     sc = scenarios.get("fsdax-fs-dev")
-    assert testcmd.guest_verdict(sc, _result("guest-fsdax-fs.log", 0)) == []
+    assert sc.verdict(_result("guest-fsdax-fs.log", 0)) == []
 
 
 def test_dax_fs_on_a_template_with_refcount_zero_fails():
     """A kernel whose order-0 template had refcount 0: direct I/O from a
     DAX mapping WARNs in try_grab_folio() and the script stops."""
     sc = scenarios.get("fsdax-fs-dev")
-    problems = testcmd.guest_verdict(sc, _result("guest-fsdax-fs-refcount0.log", 1))
+    problems = sc.verdict(_result("guest-fsdax-fs-refcount0.log", 1))
     assert any(p.startswith("WARNING") and "try_grab_folio" in p for p in problems)
     assert "pages pinned per round [], expected at least 8192 in each of 3 rounds" in problems
 
@@ -57,8 +57,8 @@ def test_dax_fs_check_wants_every_round_used():
 def test_devdax_check_wants_the_fork_check():
     sc = scenarios.get("devdax-2m")
     assert "the devdax mapping was not checked across fork" in \
-        testcmd.guest_verdict(sc, _result("guest-devdax-rebind.log", 0))
-    assert testcmd.guest_verdict(sc, _result("guest-devdax-fork.log", 0)) == []
+        sc.verdict(_result("guest-devdax-rebind.log", 0))
+    assert sc.verdict(_result("guest-devdax-fork.log", 0)) == []
 
 
 def test_base_kernel_runs_only_the_scenarios_meant_for_it():
@@ -69,12 +69,12 @@ def test_base_kernel_runs_only_the_scenarios_meant_for_it():
 
 def test_hmm_tests_log_passes_its_checks():
     sc = scenarios.get("hmm-tests")
-    assert testcmd.guest_verdict(sc, _result("guest-hmm-tests.log", 0)) == []
+    assert sc.verdict(_result("guest-hmm-tests.log", 0)) == []
 
 
 def test_hmm_tests_on_a_template_without_pgmap_fails():
     sc = scenarios.get("hmm-tests")
-    problems = testcmd.guest_verdict(sc, _result("guest-hmm-tests-pgmap-null.log", 255))
+    problems = sc.verdict(_result("guest-hmm-tests-pgmap-null.log", 255))
     assert any(p.startswith("BUG") and "NULL pointer" in p for p in problems)
     assert "hmm-tests printed no totals" in problems
 
@@ -90,12 +90,12 @@ def test_hmm_tests_check_counts_every_case():
 
 def test_rebind_stress_log_passes_its_checks():
     sc = scenarios.get("rebind-stress")
-    assert testcmd.guest_verdict(sc, _result("guest-rebind-stress.log", 0)) == []
+    assert sc.verdict(_result("guest-rebind-stress.log", 0)) == []
 
 
 def test_rebind_stress_on_compound_heads_with_refcount_zero_fails():
     sc = scenarios.get("rebind-stress")
-    problems = testcmd.guest_verdict(sc, _result("guest-rebind-stress-head-refcount0.log", 1))
+    problems = sc.verdict(_result("guest-rebind-stress-head-refcount0.log", 1))
     assert any(p.startswith("WARNING") and "try_grab_folio" in p for p in problems)
     assert "expected 10 cycles, saw 3" in problems
 
@@ -107,3 +107,27 @@ def test_rebind_stress_check_compares_each_cycles_data():
     cycle["checksum_rebound"] = "0" * 64
     problems = " | ".join(sc.problems(con))
     assert "cycle 4 (devdax:1G): data written" in problems
+
+
+def test_the_test_plan_comes_from_the_architecture_table():
+    plan = [(config, a.name, a.bootable) for config, a in testcmd.kernels()]
+    assert plan == [("lab", "x86_64", True), ("vm", "x86_64", True), ("debug", "x86_64", True),
+                    ("kunit", "arm64", True), ("highmem", "i386", False)]
+    assert [testcmd.kernel_skip_name(c, a) for c, a, _ in plan] == \
+        ["lab", "vm", "debug", "arm64", "i386"]
+
+
+def test_every_scenario_reports_done_or_fails():
+    # done=1 is judged once, for every scenario, before its own checks.
+    sc = scenarios.get("boot-memmap")
+    con = console.parse("MEMLAB mem_total_kb=100\n")
+    assert "scenario did not report done=1" in sc.problems(con)
+
+
+def test_the_scenario_table_is_whole():
+    from memlab import paths
+    for sc in scenarios.SCENARIOS.values():
+        assert (paths.SCENARIOS / f"{sc.script}.sh").exists(), sc.name
+        assert set(sc.configs) <= set(scenarios.ALL_CONFIGS), sc.name
+    names = [row.name for sc in scenarios.SCENARIOS.values() for row in sc.bench]
+    assert len(names) == len(set(names)) == len(scenarios.bench_rows())

@@ -144,8 +144,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--quick", action="store_true",
                    help="pytest, mypy, the apply check and checkpatch only")
     s.add_argument("--full", action="store_true",
-                   help="also " + ", ".join(sorted(testcmd.FULL_ONLY))
-                   + " (KASAN): its build, KUnit run and guests")
+                   help="also the checking kernels (" + ", ".join(sorted(testcmd.FULL_ONLY))
+                   + "): their builds, KUnit runs and guests")
     s.add_argument("--skip", action="append", choices=testcmd.skip_choices(),
                    help="leave out a step (repeatable): a kind of step; or one kernel, by "
                    f"its config ({arches.GUEST_ARCH}) or its arch (the others); 'apply': "

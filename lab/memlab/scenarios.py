@@ -399,8 +399,8 @@ def resolve_env(env: dict[str, str], variant: str, config: str = "lab") -> dict[
 
 REBINDS = 3
 LOADS = 3
-# Every x86-64 config the test suite boots: the measured lab kernel, vm
-# (DEBUG_VM, fast paths on), debug (KASAN, `memlab test --full`).
+# Every x86-64 config the test suite boots: the measured lab kernel, and
+# with `memlab test --full` vm (DEBUG_VM, fast paths on) and debug (KASAN).
 ALL_CONFIGS = arches.guest().test_configs
 DAX_FS_REBINDS = 2
 STRESS_CYCLES = 10     # each of the 5 layouts twice

@@ -505,7 +505,13 @@ SCENARIOS: dict[str, Scenario] = {
                         f"bound at the same time x{REBINDS}, each memmap init shared "
                         "among the CPUs, data checksummed",
             memory_gb=5, pmem_gb=4, pmem_regions=2,
-            env={"ROUNDS": str(REBINDS)}, check=check_pair, configs=ALL_CONFIGS),
+            env={"ROUNDS": str(REBINDS)}, check=check_pair,
+            # Not vm: under DEBUG_VM each bind poisons its new sections'
+            # memmap inside the hotplug lock (page_init_poison), which takes
+            # about as long as the template init, so the second bind's init
+            # mostly starts as the first's ends and the overlap the check
+            # asks for comes by chance (none in 3 rounds on 2026-11-24).
+            configs=("lab", "debug")),
         Scenario(
             name="kmem-online",
             script="kmem-online",

@@ -1,4 +1,6 @@
 """The summary arithmetic of `memlab test` and the guest verdicts."""
+import pytest
+
 from memlab import console, guest, scenarios, testcmd
 from conftest import DATA
 
@@ -32,18 +34,32 @@ def test_guest_script_failure_fails_the_scenario():
     assert "guest script exited 1" in problems
 
 
-def test_dax_fs_log_passes_its_checks():
-    sc = scenarios.get("fsdax-fs-dev")
-    assert sc.verdict(_result("guest-fsdax-fs.log", 0)) == []
+@pytest.mark.parametrize("name, log", [
+    ("fsdax-fs-dev", "guest-fsdax-fs.log"),
+    ("hmm-tests", "guest-hmm-tests.log"),
+    ("rebind-stress", "guest-rebind-stress.log"),
+])
+def test_a_good_run_passes_its_checks(name, log):
+    assert scenarios.get(name).verdict(_result(log, 0)) == []
 
 
-def test_dax_fs_on_a_template_with_refcount_zero_fails():
-    """A kernel whose order-0 template had refcount 0: direct I/O from a
-    DAX mapping WARNs in try_grab_folio() and the script stops."""
-    sc = scenarios.get("fsdax-fs-dev")
-    problems = sc.verdict(_result("guest-fsdax-fs-refcount0.log", 1))
-    assert any(p.startswith("WARNING") and "try_grab_folio" in p for p in problems)
-    assert "pages pinned per round [], expected at least 8192 in each of 3 rounds" in problems
+@pytest.mark.parametrize("name, log, rc, report, problem", [
+    # Order-0 template with refcount 0: direct I/O from a DAX mapping WARNs
+    # in try_grab_folio() and the script stops.
+    ("fsdax-fs-dev", "guest-fsdax-fs-refcount0.log", 1, ("WARNING", "try_grab_folio"),
+     "pages pinned per round [], expected at least 8192 in each of 3 rounds"),
+    # Order-0 template without pgmap: zone_device_page_init() dereferences it.
+    ("hmm-tests", "guest-hmm-tests-pgmap-null.log", 255, ("BUG", "NULL pointer"),
+     "hmm-tests printed no totals"),
+    # Compound heads with refcount 0: the first 2M cycle's GUP WARNs.
+    ("rebind-stress", "guest-rebind-stress-head-refcount0.log", 1,
+     ("WARNING", "try_grab_folio"), "expected 10 cycles, saw 3"),
+])
+def test_a_broken_template_fails_the_scenario(name, log, rc, report, problem):
+    problems = scenarios.get(name).verdict(_result(log, rc))
+    kind, text = report
+    assert any(p.startswith(kind) and text in p for p in problems)
+    assert problem in problems
 
 
 def test_dax_fs_check_wants_every_round_used():
@@ -67,18 +83,6 @@ def test_base_kernel_runs_only_the_scenarios_meant_for_it():
     assert testcmd.base_scenarios("vm") == []
 
 
-def test_hmm_tests_log_passes_its_checks():
-    sc = scenarios.get("hmm-tests")
-    assert sc.verdict(_result("guest-hmm-tests.log", 0)) == []
-
-
-def test_hmm_tests_on_a_template_without_pgmap_fails():
-    sc = scenarios.get("hmm-tests")
-    problems = sc.verdict(_result("guest-hmm-tests-pgmap-null.log", 255))
-    assert any(p.startswith("BUG") and "NULL pointer" in p for p in problems)
-    assert "hmm-tests printed no totals" in problems
-
-
 def test_hmm_tests_check_counts_every_case():
     sc = scenarios.get("hmm-tests")
     con = _result("guest-hmm-tests.log", 0).console
@@ -86,18 +90,6 @@ def test_hmm_tests_check_counts_every_case():
         if "hmm_skip" in r:
             r["hmm_pass"], r["hmm_skip"] = "57", "1"
     assert "hmm-tests: pass 57, fail 0, xfail 0, xpass 0, skip 1, error 0" in sc.problems(con)
-
-
-def test_rebind_stress_log_passes_its_checks():
-    sc = scenarios.get("rebind-stress")
-    assert sc.verdict(_result("guest-rebind-stress.log", 0)) == []
-
-
-def test_rebind_stress_on_compound_heads_with_refcount_zero_fails():
-    sc = scenarios.get("rebind-stress")
-    problems = sc.verdict(_result("guest-rebind-stress-head-refcount0.log", 1))
-    assert any(p.startswith("WARNING") and "try_grab_folio" in p for p in problems)
-    assert "expected 10 cycles, saw 3" in problems
 
 
 def test_rebind_stress_check_compares_each_cycles_data():

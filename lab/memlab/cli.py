@@ -77,6 +77,11 @@ def _bench(args: argparse.Namespace) -> int:
                      only=args.scenario, pmem_gb=args.pmem)
 
 
+def _ci(args: argparse.Namespace) -> int:
+    from . import ci
+    return ci.run()
+
+
 def _report(args: argparse.Namespace) -> int:
     from . import report
     return report.run(check=args.check)
@@ -169,6 +174,10 @@ def parser() -> argparse.ArgumentParser:
     n = what.add_parser("native", help="the store patterns on this CPU, outside the guest")
     n.add_argument("--device-gb", type=float, default=100.0,
                    help="device size whose memmap is initialized (default 100)")
+
+    s = sub.add_parser("ci", help="what .ci/run runs: test, then bench --quick, each "
+                       "step's time recorded in results/ci/ (cold.json when ccache was empty)")
+    s.set_defaults(func=_ci)
 
     s = sub.add_parser("report", help="rewrite the README's and the cover letter's "
                        "result tables from results/")

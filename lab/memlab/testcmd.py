@@ -224,7 +224,35 @@ def run_guest(config: str) -> Step:
     return step
 
 
-def run(quick: bool = False, full: bool = False, skip: set[str] | None = None) -> int:
+@dataclass
+class TestRun:
+    """What a `memlab test` run did: its steps in order, and its time."""
+    steps: list[Step]
+    seconds: float
+
+    @property
+    def passed(self) -> int:
+        return sum(s.passed for s in self.steps)
+
+    @property
+    def failed(self) -> int:
+        return sum(s.failed for s in self.steps)
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0 and self.passed > 0
+
+    def print_summary(self) -> None:
+        print("\n==== memlab test summary ====")
+        for s in self.steps:
+            print(s.line())
+        print(f"total time {self.seconds:.0f}s")
+        print(f"memlab: {self.passed} passed, {self.failed} failed", flush=True)
+
+
+def execute(quick: bool = False, full: bool = False, skip: set[str] | None = None) -> TestRun:
+    """Every step not skipped, in order; a step's failure does not stop
+    the others (but for a kernel whose build failed)."""
     skip = set(skip or ())
     if quick:
         skip |= {"build", "kunit", "guest"}
@@ -249,25 +277,28 @@ def run(quick: bool = False, full: bool = False, skip: set[str] | None = None) -
         steps.append(step)
         return step
 
-    def prepared(what: Callable[[], object]) -> bool:
-        """Run a preparation; a failure is one failed "source" step."""
+    def prepared(what: Callable[[], object], name: str) -> bool:
+        """Run a preparation, timed as a step of its own; a failure fails it."""
+        t0 = time.monotonic()
+        step = Step(name, passed=1)
         try:
             what()
-            return True
         except LabError as e:
-            steps.append(Step("source", failed=1, notes=[str(e).splitlines()[0]]))
-            print(f"[memlab] source: {e}", file=sys.stderr, flush=True)
-            return False
+            step = Step(name, failed=1, notes=[str(e).splitlines()[0]])
+            print(f"[memlab] {name}: {e}", file=sys.stderr, flush=True)
+        step.seconds = time.monotonic() - t0
+        steps.append(step)
+        return not step.failed
 
     do("pytest", run_pytest)
     do("mypy", run_mypy)
     needs_tree = {"apply", "checkpatch", "build", "kunit", "guest"} - skip
     # The operator's view first: the series on the pristine tree, before
     # the lab's own work tree (which would stop at the same broken patch).
-    ready = bool(needs_tree) and prepared(kernel_tree.ensure_pristine)
+    ready = bool(needs_tree) and prepared(kernel_tree.ensure_pristine, "source")
     if ready:
         do("apply", run_apply)
-        ready = prepared(ensure_tree)
+        ready = prepared(ensure_tree, "work tree")
     if ready:
         do("checkpatch", run_checkpatch)
         for config, a in kernels():
@@ -281,11 +312,10 @@ def run(quick: bool = False, full: bool = False, skip: set[str] | None = None) -
                 if base_scenarios(config) and "guest" not in skip:
                     do("build", run_build, config, a.name, "base")
                 do("guest", run_guest, config)
-    passed = sum(s.passed for s in steps)
-    failed = sum(s.failed for s in steps)
-    print("\n==== memlab test summary ====")
-    for s in steps:
-        print(s.line())
-    print(f"total time {time.monotonic() - start:.0f}s")
-    print(f"memlab: {passed} passed, {failed} failed", flush=True)
-    return 0 if failed == 0 and passed > 0 else 1
+    return TestRun(steps, time.monotonic() - start)
+
+
+def run(quick: bool = False, full: bool = False, skip: set[str] | None = None) -> int:
+    test = execute(quick, full, skip)
+    test.print_summary()
+    return 0 if test.ok else 1

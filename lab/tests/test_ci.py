@@ -1,0 +1,62 @@
+"""`memlab ci`: every step timed and recorded, cold or warm by the cache."""
+import pytest
+
+from memlab import bench, ci, cli, testcmd
+from memlab.runner import LabError
+
+
+def fake_test(steps):
+    def execute(*args, **kwargs):
+        return testcmd.TestRun(steps, 12.0)
+    return execute
+
+
+@pytest.fixture
+def record_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(ci, "CI_RESULTS", tmp_path)
+    monkeypatch.setattr(ci, "commit", lambda: "abc1234")
+    return tmp_path
+
+
+def test_a_run_with_an_empty_cache_is_recorded_as_cold(record_dir, monkeypatch):
+    monkeypatch.setattr(ci, "ccache_files", lambda: 0)
+    monkeypatch.setattr(testcmd, "execute", fake_test([testcmd.Step("pytest", 5, 0, [], 3.0),
+                                                       testcmd.Step("build lab", 1, 0, [], 600.0)]))
+    monkeypatch.setattr(bench, "run", lambda quick: 0)
+    assert ci.run() == 0
+    rec = ci.CiRecord.load(record_dir / "cold.json")
+    assert rec.cold and rec.exit_code == 0 and rec.commit == "abc1234"
+    assert [(s.name, s.passed, s.seconds) for s in rec.steps] == [
+        ("pytest", 5, 3.0), ("build lab", 1, 600.0), (ci.BENCH_STEP, 1, rec.steps[-1].seconds)]
+    assert not (record_dir / "warm.json").exists()
+
+
+def test_a_failed_test_skips_the_bench_and_is_recorded(record_dir, monkeypatch, capsys):
+    monkeypatch.setattr(ci, "ccache_files", lambda: 1234)
+    monkeypatch.setattr(testcmd, "execute", fake_test([testcmd.Step("pytest", 4, 1, [], 3.0)]))
+    benched = []
+    monkeypatch.setattr(bench, "run", lambda quick: benched.append(quick) or 0)
+    assert cli.main(["ci"]) == 1
+    assert benched == []
+    rec = ci.CiRecord.load(record_dir / "warm.json")
+    assert not rec.cold and rec.exit_code == 1
+    assert [s.name for s in rec.steps] == ["pytest"]
+    assert "memlab: 4 passed, 1 failed" in capsys.readouterr().out
+
+
+def test_a_failing_bench_fails_the_run(record_dir, monkeypatch):
+    monkeypatch.setattr(ci, "ccache_files", lambda: 7)
+    monkeypatch.setattr(testcmd, "execute", fake_test([testcmd.Step("pytest", 4, 0, [], 3.0)]))
+
+    def broken(quick):
+        raise LabError("icount results are not repeatable within 1%")
+    monkeypatch.setattr(bench, "run", broken)
+    assert ci.run() == 1
+    rec = ci.CiRecord.load(record_dir / "warm.json")
+    assert (rec.steps[-1].name, rec.steps[-1].failed) == (ci.BENCH_STEP, 1)
+
+
+def test_a_damaged_record_is_an_error(tmp_path):
+    (tmp_path / "cold.json").write_text('{"date": 1}')
+    with pytest.raises(LabError, match="not a CI record"):
+        ci.CiRecord.load(tmp_path / "cold.json")

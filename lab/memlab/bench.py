@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import arches, build, guest, hostinfo, kernel_tree, paths, report, results
+from . import arches, build, documents, guest, hostinfo, kernel_tree, paths, report, results
 from .console import Console
 from .runner import LabError, say
 from .scenarios import SCENARIOS, BenchRow, BenchSizes, Scenario, bench_rows
@@ -197,7 +197,8 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
     if mismatched:
         raise LabError("the kernels' timed calls covered different page counts: "
                        + "; ".join(mismatched))
-    return report.run()    # the documents' tables that read this run's results
+    documents.refresh()     # the documents' figures that read this run's results
+    return 0
 
 
 def _image(kernel: str) -> Path:

@@ -83,8 +83,8 @@ def _ci(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from . import report
-    return report.run(check=args.check)
+    from . import documents
+    return documents.run(check=args.check)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -111,11 +111,14 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_export)
 
     def kernel_args(s: argparse.ArgumentParser, archs: list[str]) -> None:
-        s.add_argument("--variant", choices=["base", "patched"], default="patched")
+        s.add_argument("--variant", choices=["base", "patched"], default="patched",
+                       help="base: the pristine tree; patched: with the series (default); "
+                       "both with the lab patches")
         s.add_argument("--config", default="lab",
                        help="fragment set (configs/NAME.config): lab, vm (DEBUG_VM), "
                        "debug (KASAN), kunit (arm64), highmem (i386)")
-        s.add_argument("--arch", default=arches.GUEST_ARCH, choices=archs)
+        s.add_argument("--arch", default=arches.GUEST_ARCH, choices=archs,
+                       help=f"target architecture (default {arches.GUEST_ARCH})")
 
     s = sub.add_parser("build", help="out-of-tree kernel build (tinyconfig + fragments)")
     kernel_args(s, list(arches.ARCHES))
@@ -129,7 +132,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--accel", choices=["auto", *guest.ACCELS], default="auto",
                    help="auto: KVM where a probe boot works, else TCG; tcg-icount: "
                    "deterministic instruction-count time (-icount shift=0, 1 vCPU)")
-    s.add_argument("--cpus", type=int, default=2)
+    s.add_argument("--cpus", type=int, default=2, help="guest vCPUs (tcg-icount: one)")
     s.add_argument("--timeout", type=int, default=900, help="seconds")
     s.add_argument("--append", action="append", help="extra kernel command line")
     s.set_defaults(func=_boot)
@@ -170,7 +173,7 @@ def parser() -> argparse.ArgumentParser:
                    "results/MODE-SCENARIO+.../")
     s.add_argument("--pmem", type=int, help="pmem region in GB (default: largest that fits, <= 16)")
     s.set_defaults(func=_bench, what=None)
-    what = s.add_subparsers(dest="what", metavar="native")
+    what = s.add_subparsers(dest="what", metavar="[native]")
     n = what.add_parser("native", help="the store patterns on this CPU, outside the guest")
     n.add_argument("--device-gb", type=float, default=100.0,
                    help="device size whose memmap is initialized (default 100)")
@@ -179,10 +182,11 @@ def parser() -> argparse.ArgumentParser:
                        "step's time recorded in results/ci/ (cold.json when ccache was empty)")
     s.set_defaults(func=_ci)
 
-    s = sub.add_parser("report", help="rewrite the README's and the cover letter's "
-                       "result tables from results/")
+    s = sub.add_parser("report", help="write README.md, docs/ and the cover letter from "
+                       "their templates (lab/documents/) and results/")
     s.add_argument("--check", action="store_true",
-                   help="only compare; exit 1 when a table differs from results/")
+                   help="only compare; exit 1 when a document differs from its template "
+                   "and results/")
     s.set_defaults(func=_report)
 
     s = sub.add_parser("demo", help="build and boot base and patched, print memmap init lines")

@@ -274,8 +274,15 @@ def _export_to(dest_product: Path, dest_lab: Path) -> None:
                  "The product series, in order (cover letter: " + COVER_LETTER + ")")
 
 
+def cover_letter_template() -> Path:
+    """The cover letter's template: export keeps its shortlog and diffstat,
+    `memlab report` writes patches/ from it (documents.py)."""
+    from .documents import TEMPLATES
+    return TEMPLATES / paths.PATCHES.relative_to(paths.REPO) / COVER_LETTER
+
+
 def _cover_letter(existing: Path) -> str | None:
-    """The product cover letter refreshed from the work tree, if there is one."""
+    """The cover letter (template) refreshed from the work tree, if there is one."""
     if not existing.exists():
         return None
     product = f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}"
@@ -307,7 +314,7 @@ def check_export() -> list[str]:
                     diffs.append(f"{a.relative_to(paths.REPO)}: not in build/linux")
                 elif not filecmp.cmp(a, b, shallow=False):
                     diffs.append(f"{a.relative_to(paths.REPO)}: differs from build/linux")
-        cover = paths.PATCHES / COVER_LETTER
+        cover = cover_letter_template()
         fresh = _cover_letter(cover)
         if fresh is not None and fresh != cover.read_text():
             diffs.append(f"{cover.relative_to(paths.REPO)}: shortlog or diffstat is stale")
@@ -327,10 +334,12 @@ def export() -> None:
             if old.name != COVER_LETTER:
                 old.unlink()
     _export_to(paths.PATCHES, paths.LAB_PATCHES)
-    cover = paths.PATCHES / COVER_LETTER
+    cover = cover_letter_template()
     fresh = _cover_letter(cover)
     if fresh is not None:
         cover.write_text(fresh)
+    from . import documents
+    documents.refresh()     # patches/'s cover letter, from its template
     say(f"exported {len(product_series().names())} product and "
         f"{len(lab_series().names())} lab patches to {paths.PATCHES}")
     # What changed in patches/, for the commit the developer makes next.

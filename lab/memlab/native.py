@@ -138,4 +138,7 @@ def run(device_gb: float = 100.0) -> int:
          "offsets": offsets, "meta": meta, "records": records}, indent=1) + "\n")
     (paths.RESULTS / "native.md").write_text(table)
     print(table)
+    from . import documents, report
+    report.write_plots(paths.RESULTS / "native.json", paths.RESULTS)
+    documents.refresh()     # the documents' figures that read these results
     return 0

@@ -6,6 +6,10 @@ matplotlib (`memlab bench` does that for you).
 summary.png: every row's patched/base beside the reference posting's, with
 the mode and host in the caption. <row>.png: the samples of each kernel,
 only where samples vary (wall clock, KVM); under -icount they are constant.
+
+Given results/native.json (`memlab bench native`), native.png: each memmap
+loop as a share of the best streaming fill on 1 and 2 threads, and the
+clearing rows.
 """
 from __future__ import annotations
 
@@ -13,9 +17,13 @@ import sys
 import textwrap
 from pathlib import Path
 
+import json
+
 from .guest import MODES
+from .native import summarize
 from .results import Result
 from .scenarios import Reference, bench_rows
+from .tables import NATIVE_CLEARS, NATIVE_LOOPS
 
 
 def summary(result: Result, outdir: Path) -> Path:
@@ -87,13 +95,66 @@ def plot(result: Result, outdir: Path) -> list[Path]:
     return written
 
 
+def native(data: dict, outdir: Path) -> Path:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = summarize(data["records"])
+    by = {(r["group"], r["name"], r["threads"]): r for r in rows}
+    threads = sorted({r["threads"] for r in rows})
+    fig, (loops, clears) = plt.subplots(1, 2, figsize=(11, 4.2),
+                                        gridspec_kw={"width_ratios": [3, 2]})
+    labels = list(NATIVE_LOOPS.values())
+    width = 0.8 / len(threads)
+    for k, t in enumerate(threads):
+        pcts = [by[(g, n, t)]["pct_of_limit"] if (g, n, t) in by else 0
+                for g, n in NATIVE_LOOPS]
+        ys = [i + (k - (len(threads) - 1) / 2) * width for i in range(len(labels))]
+        loops.barh(ys, pcts, height=width, label=f"{t} thread{'s' if t > 1 else ''}")
+        for y, v in zip(ys, pcts):
+            loops.text(v + 1, y, f"{v:.0f}%", va="center", fontsize=7)
+    loops.set_yticks(range(len(labels)), labels, fontsize=8)
+    loops.invert_yaxis()
+    loops.set_xlim(0, 115)
+    loops.set_xlabel("share of the best streaming fill of the same buffer (higher is faster)")
+    loops.set_title(f"memmap of a {data['meta']['device_gb']:g} GB device", fontsize=9)
+    loops.legend(loc="upper right", fontsize=8)
+    clabels = list(NATIVE_CLEARS.values())
+    for k, t in enumerate(threads):
+        ms = [1000 * by[("clear", n, t)]["median_s"] if ("clear", n, t) in by else 0
+              for n in NATIVE_CLEARS]
+        ys = [i + (k - (len(threads) - 1) / 2) * width for i in range(len(clabels))]
+        clears.barh(ys, ms, height=width, label=f"{t} thread{'s' if t > 1 else ''}")
+        for y, v in zip(ys, ms):
+            clears.text(v + 1, y, f"{v:.1f} ms", va="center", fontsize=7)
+    clears.set_xlim(0, 1.3 * max([1.0, *(1000 * r["median_s"] for r in rows
+                                        if r["group"] == "clear")]))
+    clears.set_yticks(range(len(clabels)), clabels, fontsize=8)
+    clears.invert_yaxis()
+    clears.set_xlabel("median time to clear 1 GiB, ms (lower is faster)")
+    clears.set_title("clearing pages", fontsize=9)
+    clears.legend(loc="lower right", fontsize=8)
+    runs = len(rows[0]["seconds"]) if rows else 0
+    fig.suptitle(f"memlab bench native: real hardware, {data['host_cpu']}, {data['date']}, "
+                 f"medians of {runs} runs", fontsize=9)
+    fig.tight_layout()
+    path = outdir / "native.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
     outdir = Path(argv[1])
     outdir.mkdir(parents=True, exist_ok=True)
-    for path in plot(Result.load(Path(argv[0])), outdir):
+    data = json.loads(Path(argv[0]).read_text())
+    written = [native(data, outdir)] if "records" in data else plot(Result.load(Path(argv[0])),
+                                                                     outdir)
+    for path in written:
         print(path)
     return 0
 

@@ -13,9 +13,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import (arches, build, checkpatch, deps, guest, hostinfo, kernel_tree, kunit_runner,
-               paths, scenarios)
+from . import (arches, build, checkpatch, deps, documents, guest, hostinfo, kernel_tree,
+               kunit_runner, paths, scenarios)
 from .runner import LabError, run_quiet, say
+from .runrecord import TEST_RESULTS, RunRecord, StepRecord, totals
 from .series import (APPLY_COMMAND, CHECKOUT_PLACEHOLDER, parse_am_run_failure,
                      patch_subject)
 
@@ -27,6 +28,7 @@ class Step:
     failed: int = 0
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    skipped: int = 0
 
     def line(self) -> str:
         text = f"{self.name:<12} {self.passed:4d} passed, {self.failed:3d} failed  ({self.seconds:.0f}s)"
@@ -182,7 +184,7 @@ def run_build(config: str, arch: str = arches.GUEST_ARCH, variant: str = "patche
 def run_kunit(config: str, arch: str = arches.GUEST_ARCH) -> Step:
     step = Step(f"kunit {config}{_suffix(config, arch)}")
     res = kunit_runner.run(config, arch)
-    step.passed, step.failed = res.passed, res.failed
+    step.passed, step.failed, step.skipped = res.passed, res.failed, res.skipped
     step.notes += res.failures
     if res.skipped:
         step.notes.append(f"{res.skipped} skipped (see {res.log})")
@@ -231,23 +233,21 @@ class TestRun:
     seconds: float
 
     @property
-    def passed(self) -> int:
-        return sum(s.passed for s in self.steps)
-
-    @property
-    def failed(self) -> int:
-        return sum(s.failed for s in self.steps)
-
-    @property
     def ok(self) -> bool:
-        return self.failed == 0 and self.passed > 0
+        passed, failed = totals(self.steps)
+        return failed == 0 and passed > 0
+
+    def records(self) -> list[StepRecord]:
+        return [StepRecord(s.name, s.passed, s.failed, round(s.seconds, 1), s.skipped)
+                for s in self.steps]
 
     def print_summary(self) -> None:
         print("\n==== memlab test summary ====")
         for s in self.steps:
             print(s.line())
         print(f"total time {self.seconds:.0f}s")
-        print(f"memlab: {self.passed} passed, {self.failed} failed", flush=True)
+        passed, failed = totals(self.steps)
+        print(f"memlab: {passed} passed, {failed} failed", flush=True)
 
 
 def execute(quick: bool = False, full: bool = False, skip: set[str] | None = None) -> TestRun:
@@ -318,4 +318,14 @@ def execute(quick: bool = False, full: bool = False, skip: set[str] | None = Non
 def run(quick: bool = False, full: bool = False, skip: set[str] | None = None) -> int:
     test = execute(quick, full, skip)
     test.print_summary()
+    if not quick and not skip and test.ok:
+        record(test, full)
+        documents.refresh()
     return 0 if test.ok else 1
+
+
+def record(test: TestRun, full: bool) -> None:
+    """Keep a whole plan's passing run: its record is what the documents'
+    proof table says (a failed run leaves the last passing one)."""
+    rec = RunRecord.now(0, test.seconds, test.records())
+    say(f"recorded in {rec.write(TEST_RESULTS / ('full.json' if full else 'default.json'))}")

@@ -99,6 +99,10 @@ def test_plots_are_written(tmp_path):
     # icount samples are near-constant: the summary alone.
     _result(mode="icount").write(src)
     assert [p.name for p in report.write_plots(src, tmp_path)] == ["summary.png"]
+    # A native result: its loops and clearing rows.
+    native = report.write_plots(paths.RESULTS / "native.json", tmp_path)
+    assert [p.name for p in native] == ["native.png"]
+    assert native[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     shutil.rmtree(tmp_path)
 
 

@@ -1,7 +1,7 @@
 """`memlab ci`: every step timed and recorded, cold or warm by the cache."""
 import pytest
 
-from memlab import bench, ci, cli, testcmd
+from memlab import bench, ci, cli, documents, runrecord, testcmd
 from memlab.runner import LabError
 
 
@@ -14,7 +14,9 @@ def fake_test(steps):
 @pytest.fixture
 def record_dir(tmp_path, monkeypatch):
     monkeypatch.setattr(ci, "CI_RESULTS", tmp_path)
-    monkeypatch.setattr(ci, "commit", lambda: "abc1234")
+    monkeypatch.setattr(testcmd, "TEST_RESULTS", tmp_path / "test")
+    monkeypatch.setattr(runrecord, "head_commit", lambda: "abc1234")
+    monkeypatch.setattr(documents, "run", lambda check=False: 0)
     return tmp_path
 
 
@@ -24,27 +26,27 @@ def test_a_run_with_an_empty_cache_is_recorded_as_cold(record_dir, monkeypatch):
                                                        testcmd.Step("build lab", 1, 0, [], 600.0)]))
     monkeypatch.setattr(bench, "run", lambda quick: 0)
     assert ci.run() == 0
-    rec = ci.CiRecord.load(record_dir / "cold.json")
+    rec = runrecord.RunRecord.load(record_dir / "cold.json")
     assert rec.cold and rec.exit_code == 0 and rec.commit == "abc1234"
     assert [(s.name, s.passed, s.seconds) for s in rec.steps] == [
         ("pytest", 5, 3.0), ("build lab", 1, 600.0), (ci.BENCH_STEP, 1, rec.steps[-1].seconds)]
     assert not (record_dir / "warm.json").exists()
+    assert runrecord.RunRecord.load(record_dir / "test" / "default.json").step("pytest").passed == 5
 
 
-def test_a_failed_test_skips_the_bench_and_is_recorded(record_dir, monkeypatch, capsys):
+def test_a_failed_test_skips_the_bench_and_records_nothing(record_dir, monkeypatch, capsys):
     monkeypatch.setattr(ci, "ccache_files", lambda: 1234)
     monkeypatch.setattr(testcmd, "execute", fake_test([testcmd.Step("pytest", 4, 1, [], 3.0)]))
     benched = []
     monkeypatch.setattr(bench, "run", lambda quick: benched.append(quick) or 0)
     assert cli.main(["ci"]) == 1
     assert benched == []
-    rec = ci.CiRecord.load(record_dir / "warm.json")
-    assert not rec.cold and rec.exit_code == 1
-    assert [s.name for s in rec.steps] == ["pytest"]
+    # A failed run leaves the last passing records as they were.
+    assert not (record_dir / "warm.json").exists() and not (record_dir / "test").exists()
     assert "memlab: 4 passed, 1 failed" in capsys.readouterr().out
 
 
-def test_a_failing_bench_fails_the_run(record_dir, monkeypatch):
+def test_a_failing_bench_fails_the_run_unrecorded(record_dir, monkeypatch):
     monkeypatch.setattr(ci, "ccache_files", lambda: 7)
     monkeypatch.setattr(testcmd, "execute", fake_test([testcmd.Step("pytest", 4, 0, [], 3.0)]))
 
@@ -52,11 +54,10 @@ def test_a_failing_bench_fails_the_run(record_dir, monkeypatch):
         raise LabError("icount results are not repeatable within 1%")
     monkeypatch.setattr(bench, "run", broken)
     assert ci.run() == 1
-    rec = ci.CiRecord.load(record_dir / "warm.json")
-    assert (rec.steps[-1].name, rec.steps[-1].failed) == (ci.BENCH_STEP, 1)
+    assert not (record_dir / "warm.json").exists()
 
 
 def test_a_damaged_record_is_an_error(tmp_path):
     (tmp_path / "cold.json").write_text('{"date": 1}')
-    with pytest.raises(LabError, match="not a CI record"):
-        ci.CiRecord.load(tmp_path / "cold.json")
+    with pytest.raises(LabError, match="not a run record"):
+        runrecord.RunRecord.load(tmp_path / "cold.json")

@@ -2,7 +2,7 @@
 arguments it names, and bad input is an error, not a traceback."""
 import pytest
 
-from memlab import bench, cli, guest, hostinfo, kunit_runner, native, report, testcmd
+from memlab import bench, cli, documents, guest, hostinfo, kunit_runner, native, testcmd
 
 
 def calls(monkeypatch, module, name, rc=0):
@@ -100,7 +100,7 @@ def test_kunit_defaults_to_the_archs_first_test_config(monkeypatch):
 
 
 def test_report_check(monkeypatch):
-    seen = calls(monkeypatch, report, "run", rc=1)
+    seen = calls(monkeypatch, documents, "run", rc=1)
     assert cli.main(["report", "--check"]) == 1
     assert seen == [((), {"check": True})]
 

@@ -1,0 +1,232 @@
+"""The numbers the documents' prose cites, each read from results/ when
+the documents are written (documents.py). A template names one as
+`{{KIND:ARG:...}}`:
+
+- `{{bench:DIR:ROW:median:VARIANT}}`, `ratio`, `ratio:VARIANT:OVER`,
+  `per_page:VARIANT`, `n:VARIANT`: a row of results/DIR/bench.json;
+- `{{native:GROUP:NAME:THREADS:FIELD}}` (FIELD: ms, gbps, pct) and
+  `{{native-ratio:GROUP:NAME:THREADS:GROUP:NAME:THREADS}}`: results/native.json;
+- `{{test:PLAN:STEP:passed|failed|skipped}}`, `{{test:PLAN:sum:STEP-PREFIX:passed}}`:
+  results/test/PLAN.json; `{{ci:KIND:minutes}}`, `{{ci:KIND:step:STEP:minutes}}`:
+  results/ci/KIND.json;
+- `{{breaks:GROUP:caught}}`, `{{breaks:GROUP:count}}`: results/breaks.json;
+- `{{reference:ROW:base|patched|ratio|what}}`: a bench row's posting
+  (scenarios.py); `{{native-meta:host_cpu|device_gb}}`: facts of the native
+  run; `{{bench-meta:DIR:guest_vcpus|rounds|host_cpu}}`: of a bench run;
+- `{{series:patches}}`: the patches of patches/series; `{{lab:repeatable}}`:
+  how closely two icount rounds must agree.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+from typing import Callable
+
+from . import native, paths
+from .results import Result
+from .runner import LabError
+from .runrecord import CI_RESULTS, TEST_RESULTS, RunRecord
+
+BREAKS = paths.RESULTS / "breaks.json"
+
+
+def _bench(d: str, row_name: str, what: str, *args: str) -> str:
+    result = Result.load(paths.RESULTS / d / "bench.json")
+    if row_name not in result.rows:
+        raise LabError(f"results/{d}: no row {row_name!r}")
+    row = result.rows[row_name]
+    if what == "median":
+        m = row.median(args[0])
+        if m is None:
+            raise LabError(f"results/{d} {row_name}: no {args[0]} samples")
+        from .tables import duration
+        scale = max(x for v in row.samples if (x := row.median(v)) is not None)
+        return duration(m, scale)
+    if what == "ratio":
+        r = row.ratio(*args) if args else row.ratio()
+        if r is None:
+            raise LabError(f"results/{d} {row_name}: no ratio {args}")
+        return f"{r:.3f}"
+    if what == "per_page":
+        p = row.per_page(args[0])
+        if p is None:
+            raise LabError(f"results/{d} {row_name}: no per-page figure for {args[0]}")
+        return f"{p:.1f}"
+    if what == "n":
+        return str(len(row.samples.get(args[0], [])))
+    raise LabError(f"bench figure: unknown field {what!r}")
+
+
+def _native_rows() -> dict[tuple[str, str, int], dict]:
+    try:
+        data = json.loads((paths.RESULTS / "native.json").read_text())
+        rows = native.summarize(data["records"])
+    except (OSError, ValueError, KeyError) as e:
+        raise LabError(f"results/native.json: not a native result ({e})") from None
+    return {(r["group"], r["name"], r["threads"]): r for r in rows}
+
+
+def _native_row(group: str, name: str, threads: str) -> dict:
+    rows = _native_rows()
+    key = (group, name, int(threads))
+    if key not in rows:
+        raise LabError(f"results/native.json: no row {key}")
+    return rows[key]
+
+
+def _native_meta(field: str) -> str:
+    """A fact of the native run: host_cpu, or its meta's device_gb."""
+    data = json.loads((paths.RESULTS / "native.json").read_text())
+    if field == "host_cpu":
+        return str(data["host_cpu"])
+    return f"{data['meta'][field]:g}"
+
+
+def _bench_meta(d: str, field: str) -> str:
+    """A fact of a bench run: guest_vcpus, rounds, host_cpu."""
+    result = Result.load(paths.RESULTS / d / "bench.json")
+    if field not in ("guest_vcpus", "rounds", "host_cpu"):
+        raise LabError(f"bench-meta figure: unknown field {field!r}")
+    return str(getattr(result, field))
+
+
+def _reference(row_name: str, what: str) -> str:
+    from .scenarios import Reference, bench_rows
+    row = bench_rows().get(row_name)
+    if row is None or not isinstance(row.reference, Reference):
+        raise LabError(f"reference figure: no posting for row {row_name!r}")
+    ref = row.reference
+    if what == "ratio":
+        return f"{ref.ratio:.3f}"
+    if what in ("base", "patched"):
+        return f"{getattr(ref, what):g} {ref.unit}"
+    if what == "what":
+        return ref.what
+    raise LabError(f"reference figure: unknown field {what!r}")
+
+
+def _lab(what: str) -> str:
+    """The lab's own thresholds, where the prose cites them."""
+    from .results import REPEATABLE
+    if what == "repeatable":
+        return f"{100 * REPEATABLE:g}%"
+    raise LabError(f"lab figure: unknown field {what!r}")
+
+
+def _native(group: str, name: str, threads: str, what: str) -> str:
+    r = _native_row(group, name, threads)
+    if what == "ms":
+        return f"{1000 * r['median_s']:.1f}"
+    if what == "gbps":
+        return f"{r['gbps']:.1f}"
+    if what == "pct":
+        return f"{r['pct_of_limit']:.0f}"
+    raise LabError(f"native figure: unknown field {what!r}")
+
+
+def _native_ratio(g1: str, n1: str, t1: str, g2: str, n2: str, t2: str) -> str:
+    """How many times faster the second row is than the first."""
+    a, b = _native_row(g1, n1, t1), _native_row(g2, n2, t2)
+    return f"{a['median_s'] / b['median_s']:.2f}"
+
+
+def _record(path: Path) -> RunRecord:
+    if not path.exists():
+        raise LabError(f"{path.relative_to(paths.REPO)}: no such run record yet "
+                       "(a whole `memlab test` or `memlab ci` run writes it)")
+    return RunRecord.load(path)
+
+
+def _step_value(rec: RunRecord, source: Path, step: str, what: str) -> str:
+    s = rec.step(step)
+    if s is None:
+        raise LabError(f"{source.relative_to(paths.REPO)}: no step {step!r}")
+    if what == "minutes":
+        return f"{s.seconds / 60:.1f}"
+    if what in ("passed", "failed", "skipped"):
+        return str(getattr(s, what))
+    raise LabError(f"step figure: unknown field {what!r}")
+
+
+def _test(plan: str, step: str, what: str, *rest: str) -> str:
+    source = TEST_RESULTS / f"{plan}.json"
+    rec = _record(source)
+    if step == "sum":   # a field summed over the steps whose names start so
+        prefix, field = what, rest[0]
+        return str(sum(getattr(s, field) for s in rec.steps if s.name.startswith(prefix)))
+    return _step_value(rec, source, step, what)
+
+
+def _ci(kind: str, what: str, *rest: str) -> str:
+    source = CI_RESULTS / f"{kind}.json"
+    rec = _record(source)
+    if what == "minutes":
+        return f"{rec.seconds / 60:.1f}"
+    if what == "step":
+        return _step_value(rec, source, rest[0], rest[1])
+    raise LabError(f"ci figure: unknown field {what!r}")
+
+
+def load_breaks() -> dict[str, list[dict]]:
+    """The groups of results/breaks.json: lists of entries, each naming its
+    break and what caught it (an empty list: nothing did)."""
+    try:
+        data = json.loads(BREAKS.read_text())
+    except (OSError, ValueError) as e:
+        raise LabError(f"results/breaks.json: {e}") from None
+    groups = {k: v for k, v in data.items() if isinstance(v, list)} \
+        if isinstance(data, dict) else {}
+    for group, entries in groups.items():
+        for entry in entries:
+            if not (isinstance(entry, dict) and isinstance(entry.get("break"), str)
+                    and isinstance(entry.get("caught_by"), list)):
+                raise LabError(f"results/breaks.json: an entry of {group!r} lacks its "
+                               f"'break' text or its 'caught_by' list: {entry!r}")
+    return groups
+
+
+def _breaks(group: str, what: str) -> str:
+    entries = load_breaks().get(group)
+    if entries is None:
+        raise LabError(f"results/breaks.json: no group {group!r}")
+    if what == "count":
+        return str(len(entries))
+    if what == "caught":
+        return str(sum(1 for e in entries if e["caught_by"]))
+    raise LabError(f"breaks figure: unknown field {what!r}")
+
+
+def _series(what: str) -> str:
+    from .kernel_tree import product_series
+    if what == "patches":
+        return str(len(product_series().patches()))
+    raise LabError(f"series figure: unknown field {what!r}")
+
+
+KINDS: dict[str, Callable[..., str]] = {
+    "bench": _bench, "native": _native, "native-ratio": _native_ratio,
+    "native-meta": _native_meta, "bench-meta": _bench_meta, "reference": _reference, "test": _test, "ci": _ci,
+    "breaks": _breaks, "series": _series, "lab": _lab,
+}
+
+
+def value(name: str) -> str:
+    """The figure a template names, e.g. `bench:icount:fsdax-rebind:ratio`."""
+    kind, *args = name.split(":")
+    fn = KINDS.get(kind)
+    if fn is None:
+        raise LabError(f"unknown figure {name!r} (kinds: {', '.join(KINDS)})")
+    try:
+        inspect.signature(fn).bind(*args)
+    except TypeError:
+        raise LabError(f"figure {name!r}: wrong arguments for {kind!r}") from None
+    try:
+        return fn(*args)
+    except LabError as e:
+        raise LabError(f"figure {name!r}: {e}") from None
+    except (ValueError, KeyError, IndexError, AttributeError, TypeError,
+            ZeroDivisionError, OSError) as e:
+        # A result file without the field, or an argument of the wrong form.
+        raise LabError(f"figure {name!r}: cannot be read from results/ "
+                       f"({type(e).__name__}: {e})") from None

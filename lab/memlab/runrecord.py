@@ -1,0 +1,82 @@
+"""Records of whole runs in results/: each step's checks and time, so that
+the documents' CI and proof tables come from runs, not from prose.
+
+`memlab test` keeps its last complete run of each plan (results/test/
+default.json, full.json); `memlab ci` its last cold and warm run (results/
+ci/cold.json, warm.json), the quick bench included.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Protocol
+
+from . import hostinfo, paths
+from .runner import LabError
+
+TEST_RESULTS = paths.RESULTS / "test"
+CI_RESULTS = paths.RESULTS / "ci"
+
+
+@dataclass
+class StepRecord:
+    name: str
+    passed: int
+    failed: int
+    seconds: float
+    skipped: int = 0
+
+
+@dataclass
+class RunRecord:
+    date: str
+    host_cpu: str
+    commit: str
+    exit_code: int
+    seconds: float
+    steps: list[StepRecord] = field(default_factory=list)
+    cold: bool | None = None    # the compiler cache was empty at the start
+
+    @classmethod
+    def now(cls, exit_code: int, seconds: float, steps: list[StepRecord],
+            cold: bool | None = None) -> RunRecord:
+        return cls(date=time.strftime("%Y-%m-%d %H:%M:%S %Z"), host_cpu=hostinfo.cpu_model(),
+                   commit=head_commit(), exit_code=exit_code, seconds=round(seconds, 1),
+                   steps=steps, cold=cold)
+
+    def step(self, name: str) -> StepRecord | None:
+        return next((s for s in self.steps if s.name == name), None)
+
+    def write(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(asdict(self), indent=1) + "\n")
+        return path
+
+    @classmethod
+    def load(cls, path: Path) -> RunRecord:
+        try:
+            data = json.loads(path.read_text())
+            steps = [StepRecord(**s) for s in data.pop("steps")]
+            return cls(**data, steps=steps)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            raise LabError(f"{path}: not a run record ({type(e).__name__}: {e})") from None
+
+
+class Counted(Protocol):
+    passed: int
+    failed: int
+
+
+def totals(steps: Iterable[Counted]) -> tuple[int, int]:
+    """Checks passed and failed over some steps."""
+    steps = list(steps)
+    return sum(s.passed for s in steps), sum(s.failed for s in steps)
+
+
+def head_commit() -> str:
+    res = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], cwd=paths.REPO,
+                         capture_output=True, text=True, check=False)
+    return res.stdout.strip() or "?"

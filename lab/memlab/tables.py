@@ -1,0 +1,383 @@
+"""The documents' tables, each built from a file in results/: a caption
+that says where its numbers come from, a header and rows (documents.py
+writes them as markdown or as plain text for mail)."""
+from __future__ import annotations
+
+import json
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from . import figures, kernel_base, native, paths
+from .results import BASE, ONE_THREAD, ONE_THREAD_ARG, PATCHED, Result, Row
+from .runner import LabError
+from .runrecord import CI_RESULTS, TEST_RESULTS, RunRecord, totals
+from .scenarios import Reference, bench_rows
+
+
+def reference(name: str) -> Reference | str:
+    row = bench_rows().get(name)
+    return row.reference if row else ""
+
+
+@dataclass
+class Table:
+    """A table in no particular format: a caption (where its numbers come
+    from), a header, and rows; the first column is text, the rest numbers
+    but for the trailing text columns. The plain-text form, for mail, names
+    each row by its key and leaves the trailing text columns out."""
+    caption: str
+    header: list[str]
+    rows: list[list[str]]
+    keys: list[str]
+    trailing_text: int = 0
+
+    def markdown(self) -> list[str]:
+        def line(cells: list[str]) -> str:
+            return "| " + " | ".join(cells) + " |"
+        numbers = len(self.header) - 1 - self.trailing_text
+        align = ["---"] + ["---:"] * numbers + ["---"] * self.trailing_text
+        return [f"*{self.caption}*", "", line(self.header), line(align),
+                *map(line, self.rows)]
+
+    def text(self, name: str) -> list[str]:
+        end = len(self.header) - self.trailing_text
+        table = [["", *self.header[1:end]]] + [[k, *r[1:end]]
+                                              for k, r in zip(self.keys, self.rows)]
+        widths = [max(len(r[i]) for r in table) for i in range(end)]
+
+        def line(cells: list[str]) -> str:
+            first = cells[0].ljust(widths[0])
+            rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:])]
+            return "  " + "   ".join([first, *rest]).rstrip()
+        caption = textwrap.wrap(f"memlab report {name}: {self.caption}", 70,
+                                break_on_hyphens=False, break_long_words=False)
+        return [f"  {c}" for c in caption] + [line(r) for r in table]
+
+
+def duration(us: float, scale: float | None = None) -> str:
+    """A time in the unit people read it in, chosen by `scale` (the row's
+    largest time, so that a row keeps one unit) or by the time itself."""
+    scale = us if scale is None else scale
+    if scale >= 1e6:
+        return f"{us / 1e6:.3f} s"
+    if scale >= 1e4:
+        return f"{us / 1000:.2f} ms"
+    return f"{us:.1f} us"
+
+
+def _ratio(x: float | None) -> str:
+    return f"{x:.3f}" if x is not None else "n/a"
+
+
+def _median(row: Row, variant: str) -> str:
+    m = row.median(variant)
+    scale = max(x for v in row.samples if (x := row.median(v)) is not None) if m else None
+    return duration(m, scale) if m is not None else "n/a"
+
+
+def _bench_caption(source: Path, result: Result) -> str:
+    rounds = f"{result.rounds} alternating boots per kernel"
+    if result.repeatability:
+        worst = max(r.spread for r in result.repeatability.values())
+        rounds += ", whose medians agree " + (f"within {100 * worst:.2g}%" if worst
+                                               else "to the last digit")
+    return (f"{source.relative_to(paths.REPO)}: {result.date}, {result.host_cpu}, "
+            f"{result.label}, {rounds}")
+
+
+def _row_label(row: Row, variant: str = PATCHED) -> str:
+    n = len(row.samples.get(variant, []))
+    return f"{row.metric}, median of {n}"
+
+
+def _labels(names: list[str]) -> list[str]:
+    """The rows' short names (scenarios.py), for narrow tables."""
+    rows = bench_rows()
+    return [rows[n].label or n if n in rows else n for n in names]
+
+
+def bench_table(source: Path, names: list[str] | None = None, per_page: bool = False,
+                references: bool = False) -> Table:
+    """base, patched and patched/base of a bench run's rows; optionally
+    instructions per page (icount) and the postings' numbers."""
+    result = Result.load(source)
+    header = ["scenario", "base", "patched", "patched/base"]
+    header += ["instructions per page"] if per_page else []
+    header += ["reference posting (real hardware)"] if references else []
+    names = names or list(result.rows)
+    rows = []
+    for name in names:
+        if name not in result.rows:
+            raise LabError(f"{source}: no row {name!r} (has {', '.join(result.rows)})")
+        row = result.rows[name]
+        cells = [_row_label(row), _median(row, BASE), _median(row, PATCHED),
+                 _ratio(row.ratio())]
+        if per_page:
+            b, p = row.per_page(BASE), row.per_page(PATCHED)
+            cells.append(f"{b:.1f} -> {p:.1f}" if b is not None and p is not None else "")
+        if references:
+            cells.append(str(reference(name)))
+        rows.append(cells)
+    return Table(_bench_caption(source, result), header, rows, _labels(names),
+                 trailing_text=int(references))
+
+
+def parallel_table(source: Path) -> Table:
+    """base, the patched kernel on one thread and on all vCPUs (wall, kvm)."""
+    result = Result.load(source)
+    vcpus = result.guest_vcpus
+    header = ["scenario", "base", "1 thread", f"{vcpus} vCPUs", f"{vcpus} vCPUs/1 thread",
+              "patched/base"]
+    names = [n for n, row in result.rows.items() if row.samples.get(ONE_THREAD)]
+    rows = [[_row_label(row), _median(row, BASE), _median(row, ONE_THREAD),
+             _median(row, PATCHED), _ratio(row.ratio(PATCHED, ONE_THREAD)),
+             _ratio(row.ratio())] for row in map(result.rows.__getitem__, names)]
+    caption = (_bench_caption(source, result) + "; patched kernel with each range on "
+               f"1 thread ({ONE_THREAD_ARG}) and on all {vcpus} vCPUs")
+    return Table(caption, header, rows, _labels(names))
+
+
+def _native(source: Path) -> tuple[dict, list[dict]]:
+    try:
+        data = json.loads(source.read_text())
+        return data, native.summarize(data["records"])
+    except (OSError, ValueError, KeyError) as e:
+        raise LabError(f"{source}: not a native result ({type(e).__name__}: {e})") from None
+
+
+def _native_caption(source: Path, data: dict, rows: list[dict]) -> str:
+    runs = len(rows[0]["seconds"]) if rows else 0
+    return (f"{source.relative_to(paths.REPO)}: {data['date']}, {data['host_cpu']}, "
+            f"real hardware, medians of {runs} runs")
+
+
+# What each native loop is, in the tables' words.
+BASE_INIT = f"{kernel_base.current().name}'s per-field init"
+NATIVE_LOOPS = {
+    ("memmap", "slow"): BASE_INIT,
+    ("memmap", "copy"): "template copy, plain stores",
+    ("memmap", "copy_nt"): "per-page MOVNTI copy (patch 7)",
+    ("memmap", "template_nt"): "MOVNTI runs from registers (patch 8)",
+    ("limit", "movnti_fill"): "limit: MOVNTI fill",
+    ("limit", "ymm_nt_fill"): "limit: widest streaming fill",
+}
+NATIVE_ONLINE = {"online 128M": "in 128 MB blocks",
+                 "online 2G": "in 2 GB blocks"}
+NATIVE_CLEARS = {"per_4k": "clear_page() per 4 KiB page",
+                 "run_2m": "clear_pages() in 2 MiB runs",
+                 "run_1g": "clear_pages() as one 1 GiB run"}
+
+
+def native_memmap_table(source: Path) -> Table:
+    data, rows = _native(source)
+    by = {(r["group"], r["name"], r["threads"]): r for r in rows}
+    threads = sorted({r["threads"] for r in rows})
+    header = [f"loop ({data['meta']['device_gb']:g} GB device's memmap)"]
+    for t in threads:
+        header += [f"{t} thread{'s' if t > 1 else ''}", "% of best"]
+    out = []
+    for (group, name), label in NATIVE_LOOPS.items():
+        cells = [label]
+        for t in threads:
+            r = by.get((group, name, t))
+            cells += [f"{1000 * r['median_s']:.1f} ms", f"{r['pct_of_limit']:.0f}%"] if r \
+                else ["n/a", ""]
+        out.append(cells)
+    return Table(_native_caption(source, data, rows), header, out, [r[0] for r in out])
+
+
+def native_online_table(source: Path) -> Table:
+    data, rows = _native(source)
+    by = {(r["group"], r["name"]): r for r in rows if r["threads"] == 1}
+    header = [f"onlining {data['meta']['device_gb']:g} GB", BASE_INIT.replace(" per-field", ""),
+              "plain template", "streamed template"]
+    out = [[label] + [f"{1000 * by[(group, k)]['median_s']:.1f} ms" if (group, k) in by
+                      else "n/a" for k in ("slow", "plain", "stream")]
+           for group, label in NATIVE_ONLINE.items()]
+    return Table(_native_caption(source, data, rows), header, out, [r[0] for r in out])
+
+
+def references_table() -> Table:
+    refs = {n: r.reference for n, r in bench_rows().items() if isinstance(r.reference, Reference)}
+    rows = [[ref.what, f"{ref.base:g} {ref.unit}", f"{ref.patched:g} {ref.unit}",
+             f"{ref.ratio:.3f}"] for ref in refs.values()]
+    return Table("the reference postings, real hardware", ["posting", "base", "patched",
+                                                           "patched/base"],
+                 rows, [r[0] for r in rows])
+
+
+def native_clear_table(source: Path) -> Table:
+    """Clearing a run of pages: page by page, in 2 MiB runs, as one run."""
+    data, rows = _native(source)
+    by = {(r["group"], r["name"], r["threads"]): r for r in rows}
+    threads = sorted({r["threads"] for r in rows})
+    header = ["clearing 1 GiB"] + [f"{t} thread{'s' if t > 1 else ''}" for t in threads]
+    out = [[label] + [f"{1000 * by[('clear', name, t)]['median_s']:.1f} ms"
+                      if ("clear", name, t) in by else "n/a" for t in threads]
+           for name, label in NATIVE_CLEARS.items()]
+    return Table(_native_caption(source, data, rows), header, out, [r[0] for r in out])
+
+
+def _minutes(rec: RunRecord | None, name: str) -> str:
+    step = rec.step(name) if rec else None
+    return f"{step.seconds / 60:.1f}" if step else ""
+
+
+def ci_table() -> Table:
+    """Each step of the last cold and the last warm CI run, in minutes."""
+    records = {kind: RunRecord.load(path) for kind in ("cold", "warm")
+               if (path := CI_RESULTS / f"{kind}.json").exists()}
+    if not records:
+        raise LabError("no CI run recorded in results/ci/ (`memlab ci` writes one)")
+    names: list[str] = []
+    for rec in records.values():
+        names += [s.name for s in rec.steps if s.name not in names]
+    kinds = list(records)
+    header = ["step", *(f"{k} run (min)" for k in kinds), "checks passed"]
+    newest = max(records.values(), key=lambda r: r.date)
+    rows = []
+    for name in names:
+        step = newest.step(name)
+        rows.append([name, *(_minutes(records[k], name) for k in kinds),
+                     str(step.passed) if step else ""])
+    rows.append(["all", *(f"{records[k].seconds / 60:.1f}" for k in kinds),
+                 str(totals(newest.steps)[0])])
+    caption = "; ".join(
+        f"results/ci/{k}.json: {r.date}, {r.host_cpu}, commit {r.commit}, exit {r.exit_code}"
+        + (" (empty compiler cache)" if r.cold else "") for k, r in records.items())
+    return Table(caption, header, rows, [r[0] for r in rows])
+
+
+def _kunit_cell(rec: RunRecord | None, step: str) -> str:
+    s = rec.step(step) if rec else None
+    if s is None:
+        return "not recorded (`memlab test --full`)" if rec is None else "not run"
+    return f"{s.passed} pass, {s.failed} fail" + (f", {s.skipped} skip" if s.skipped else "")
+
+
+def _guest_cell(rec: RunRecord | None, step: str) -> str:
+    s = rec.step(step) if rec else None
+    if s is None:
+        return "not recorded (`memlab test --full`)" if rec is None else "not run"
+    return f"{s.passed} of {s.passed + s.failed} runs pass"
+
+
+def _build_cell(rec: RunRecord, step: str) -> str:
+    s = rec.step(step)
+    return "not run" if s is None else "failed" if s.failed else "ok"
+
+
+def _record_or_none(path: Path) -> RunRecord | None:
+    return RunRecord.load(path) if path.exists() else None
+
+
+def proof_table() -> Table:
+    """What the tests prove, from the last whole `memlab test` runs and the
+    record of deliberately broken fast paths."""
+    default = _record_or_none(TEST_RESULTS / "default.json")
+    full = _record_or_none(TEST_RESULTS / "full.json")
+    if default is None:
+        raise LabError("no `memlab test` run recorded in results/test/")
+    breaks = figures.load_breaks()
+
+    def caught(group: str) -> str:
+        entries = breaks.get(group, [])
+        return f"{sum(1 for e in entries if e['caught_by'])} of {len(entries)} caught"
+    rows = [
+        ["KUnit: every struct page byte-identical to the slow path's",
+         "lab (x86-64, streaming stores)", _kunit_cell(default, "kunit lab")],
+        ["", "kunit (arm64: plain stores, deferred init, DEBUG_VM)",
+         _kunit_cell(default, "kunit kunit arm64")],
+        ["", "vm (DEBUG_VM, lockdep)", _kunit_cell(full, "kunit vm")],
+        ["", "debug (KASAN: the fast paths step aside)", _kunit_cell(full, "kunit debug")],
+        ["Guest scenarios (QEMU): data, page counts, console clean",
+         "lab, patched and base", _guest_cell(default, "guest lab")],
+        ["", "vm", _guest_cell(full, "guest vm")],
+        ["", "debug", _guest_cell(full, "guest debug")],
+        ["Deliberately broken fast paths", "KUnit", caught("kunit")],
+        ["", "guest scenarios", caught("guests")],
+        ["Builds", "i386 HIGHMEM (compile)", _build_cell(default, "build highmem i386")],
+    ]
+    sources = [f"results/test/default.json: {default.date}, commit {default.commit}"]
+    if full:
+        sources.append(f"results/test/full.json: {full.date}, commit {full.commit}")
+    sources.append("results/breaks.json")
+    return Table("; ".join(sources), ["proof", "kernel", "result"], rows,
+                 [r[0] or "" for r in rows], trailing_text=2)
+
+
+def breaks_table(group: str) -> Table:
+    """The deliberately broken fast paths of one group and what caught them."""
+    entries = figures.load_breaks().get(group, [])
+    header = ["broken fast path", "caught by", "how", "not caught by"]
+    def caught(e: dict) -> str:
+        by = ", ".join(e["caught_by"]) or "nothing"
+        return by + (f" ({e['failed_cases']} cases fail)" if "failed_cases" in e else "")
+    rows = [[e["break"], caught(e), e.get("how", ""), e.get("not_caught_by", "")]
+            for e in entries]
+    return Table("results/breaks.json: local edits, rebuilt, reverted", header, rows,
+                 [r[0] for r in rows], trailing_text=3)
+
+
+def scenarios_block() -> list[str]:
+    """Every guest scenario, its configs, and what the bench measures on it."""
+    from .scenarios import SCENARIOS
+    lines = ["| scenario | what it does | configs | also on base | bench row |",
+             "| --- | --- | --- | --- | --- |"]
+    for sc in SCENARIOS.values():
+        lines.append(f"| `{sc.name}` | {sc.description} | {', '.join(sc.configs)} | "
+                     f"{'yes' if sc.on_base else ''} | "
+                     f"{', '.join(f'`{r.name}`' for r in sc.bench)} |")
+    return lines
+
+
+def cli_block() -> list[str]:
+    """Each verb of the command line (and sub-verb), from its own argparse help."""
+    import argparse
+
+    from . import cli
+
+    def subparsers(p: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
+        return next((a for a in p._actions if isinstance(a, argparse._SubParsersAction)),
+                    None)
+
+    def entries(p: argparse.ArgumentParser) -> list[str]:
+        lines: list[str] = []
+        sub = subparsers(p)
+        if sub is None:
+            return lines
+        helps = {a.dest: a.help for a in sub._choices_actions}
+        for verb, vp in sub.choices.items():
+            usage = " ".join(vp.format_usage().split())[len("usage: "):]
+            lines.append(f"- `{usage.replace(' [-h]', '')}`: {helps.get(verb, '')}.")
+            lines += [f"  - `{', '.join(a.option_strings)}`: {a.help}" for a in vp._actions
+                      if a.option_strings and a.help and a.dest != "help"]
+            lines += entries(vp)
+        return lines
+    return entries(cli.parser())
+
+
+R = paths.RESULTS
+# Every block the documents carry, by the name a template gives.
+BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
+    "icount": lambda: bench_table(R / "icount" / "bench.json",
+                                  ["fsdax-rebind", "devdax-rebind", "device-private",
+                                   "hugetlb-init-on-alloc"], references=True),
+    "icount-quick": lambda: bench_table(R / "icount-quick" / "bench.json"),
+    "hotplug-boot": lambda: bench_table(
+        R / "icount-boot-memmap+kmem-online+kmem-online-pages" / "bench.json",
+        ["kmem-online", "kmem-online-pages", "boot-memmap"], per_page=True),
+    "wall": lambda: parallel_table(R / "wall" / "bench.json"),
+    "native-memmap": lambda: native_memmap_table(R / "native.json"),
+    "native-online": lambda: native_online_table(R / "native.json"),
+    "native-clear": lambda: native_clear_table(R / "native.json"),
+    "references": references_table,
+    "ci": ci_table,
+    "proof": proof_table,
+    "breaks-kunit": lambda: breaks_table("kunit"),
+    "breaks-guests": lambda: breaks_table("guests"),
+    "scenarios": scenarios_block,
+    "cli": cli_block,
+}

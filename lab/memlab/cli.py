@@ -77,6 +77,15 @@ def _bench(args: argparse.Namespace) -> int:
                      only=args.scenario, pmem_gb=args.pmem)
 
 
+def _matrix(args: argparse.Namespace) -> int:
+    from . import matrix
+    results = matrix.run(args.target)
+    failed = [r.target for r in results if not r.ok]
+    say(f"matrix: {len(results) - len(failed)} of {len(results)} targets ok"
+        + (f"; failed: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
 def _ci(args: argparse.Namespace) -> int:
     from . import ci
     return ci.run()
@@ -90,6 +99,11 @@ def _report(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from . import demo
     return demo.run(icount=not args.wall, pmem_gb=args.pmem)
+
+
+def _matrix_targets() -> list[str]:
+    from . import matrix
+    return list(matrix.TARGETS)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -177,6 +191,13 @@ def parser() -> argparse.ArgumentParser:
     n = what.add_parser("native", help="the store patterns on this CPU, outside the guest")
     n.add_argument("--device-gb", type=float, default=100.0,
                    help="device size whose memmap is initialized (default 100)")
+
+    s = sub.add_parser("matrix", help="the series' objects built with W=1 for every "
+                       "target of the compile matrix, pristine vs series: no new error "
+                       "or warning")
+    s.add_argument("--target", action="append", choices=list(_matrix_targets()),
+                   help="only this target (repeatable)")
+    s.set_defaults(func=_matrix)
 
     s = sub.add_parser("ci", help="what .ci/run runs: test, then bench --quick, each "
                        "step's time recorded in results/ci/ (cold.json when ccache was empty)")

@@ -13,6 +13,7 @@ the documents are written (documents.py). A template names one as
 - `{{reference:ROW:base|patched|ratio|what}}`: a bench row's posting
   (scenarios.py); `{{native-meta:host_cpu|device_gb}}`: facts of the native
   run; `{{bench-meta:DIR:guest_vcpus|rounds|host_cpu}}`: of a bench run;
+- `{{matrix:clean|count}}`: results/matrix.json's targets;
 - `{{series:patches}}`: the patches of patches/series; `{{lab:repeatable}}`:
   how closely two icount rounds must agree.
 """
@@ -197,6 +198,17 @@ def _breaks(group: str, what: str) -> str:
     raise LabError(f"breaks figure: unknown field {what!r}")
 
 
+def _matrix(what: str) -> str:
+    """The last compile matrix over all targets: `clean` or `count` targets."""
+    from .matrix import load_results
+    targets = load_results()["targets"]
+    if what == "count":
+        return str(len(targets))
+    if what == "clean":
+        return str(sum(1 for t in targets if t["ok"]))
+    raise LabError(f"matrix figure: unknown field {what!r}")
+
+
 def _series(what: str) -> str:
     from .kernel_tree import product_series
     if what == "patches":
@@ -207,7 +219,7 @@ def _series(what: str) -> str:
 KINDS: dict[str, Callable[..., str]] = {
     "bench": _bench, "native": _native, "native-ratio": _native_ratio,
     "native-meta": _native_meta, "bench-meta": _bench_meta, "reference": _reference, "test": _test, "ci": _ci,
-    "breaks": _breaks, "series": _series, "lab": _lab,
+    "breaks": _breaks, "matrix": _matrix, "series": _series, "lab": _lab,
 }
 
 

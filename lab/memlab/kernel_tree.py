@@ -229,6 +229,14 @@ def pristine_tree() -> Path:
     return tree
 
 
+def checkout(name: str, rev: str) -> Path:
+    """A worktree of build/linux under build/trees/NAME at rev (detached;
+    only the files that differ get new mtimes, so builds stay incremental)."""
+    tree = _worktree(paths.VARIANT_TREES / name)
+    git("checkout", "-q", "-f", "--detach", rev, cwd=tree)
+    return tree
+
+
 def variant_tree(variant: str) -> Path:
     """Source tree a variant builds from."""
     if variant == "patched":

@@ -269,6 +269,14 @@ def _build_cell(rec: RunRecord, step: str) -> str:
     return "not run" if s is None else "failed" if s.failed else "ok"
 
 
+def _matrix_cell() -> str:
+    from . import matrix
+    if not matrix.MATRIX_RESULTS.exists():
+        return "not recorded (`memlab matrix`)"
+    targets = matrix.load_results()["targets"]
+    return f"{sum(1 for t in targets if t['ok'])} of {len(targets)} targets clean"
+
+
 def _record_or_none(path: Path) -> RunRecord | None:
     return RunRecord.load(path) if path.exists() else None
 
@@ -299,11 +307,12 @@ def proof_table() -> Table:
         ["Deliberately broken fast paths", "KUnit", caught("kunit")],
         ["", "guest scenarios", caught("guests")],
         ["Builds", "i386 HIGHMEM (compile)", _build_cell(default, "build highmem i386")],
+        ["", "compile matrix: W=1, series vs pristine", _matrix_cell()],
     ]
     sources = [f"results/test/default.json: {default.date}, commit {default.commit}"]
     if full:
         sources.append(f"results/test/full.json: {full.date}, commit {full.commit}")
-    sources.append("results/breaks.json")
+    sources += ["results/breaks.json", "results/matrix.json"]
     return Table("; ".join(sources), ["proof", "kernel", "result"], rows,
                  [r[0] or "" for r in rows], trailing_text=2)
 
@@ -319,6 +328,23 @@ def breaks_table(group: str) -> Table:
             for e in entries]
     return Table("results/breaks.json: local edits, rebuilt, reverted", header, rows,
                  [r[0] for r in rows], trailing_text=3)
+
+
+def matrix_table() -> Table:
+    """The compile matrix's targets and the last run over all of them."""
+    from . import matrix
+    data = matrix.load_results()
+    by = {t["target"]: t for t in data["targets"]}
+    rows = []
+    for name, t in matrix.TARGETS.items():
+        res = by.get(name)
+        verdict = "not run" if res is None else "ok" if res["ok"] else \
+            (res["note"] or f"{len(res['new'])} new diagnostics")
+        rows.append([name, f"{t.make_arch} {t.defconfig}", t.covers, verdict])
+    caption = (f"results/matrix.json: {data['date']}, {data['host_cpu']}, series "
+               f"{data['series']} (lab commit {data['commit']})")
+    return Table(caption, ["target", "config", "what it covers", "W=1 build, series vs "
+                           "pristine"], rows, [r[0] for r in rows], trailing_text=3)
 
 
 def scenarios_block() -> list[str]:
@@ -379,5 +405,6 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
     "breaks-kunit": lambda: breaks_table("kunit"),
     "breaks-guests": lambda: breaks_table("guests"),
     "scenarios": scenarios_block,
+    "matrix": matrix_table,
     "cli": cli_block,
 }

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import (arches, build, checkpatch, deps, documents, guest, hostinfo, kernel_tree,
-               kunit_runner, paths, scenarios)
+               kunit_runner, matrix, paths, scenarios)
 from .runner import LabError, run_quiet, say
 from .runrecord import TEST_RESULTS, RunRecord, StepRecord, totals
 from .series import (APPLY_COMMAND, CHECKOUT_PLACEHOLDER, parse_am_run_failure,
@@ -141,10 +141,11 @@ BASE_CONFIG = "lab"
 # Left to `memlab test --full`, to keep a cold CI run (with the quick
 # bench) within its hour: the kernels that check rather than measure, vm
 # (the fast paths under DEBUG_VM and lockdep) and debug (KASAN, under
-# which the template paths step aside). Each costs a full kernel build.
-FULL_ONLY = {"vm", "debug"}
+# which the template paths step aside), each a full kernel build; and the
+# compile matrix (two builds of mm/ for each of its targets).
+FULL_ONLY = {"vm", "debug", "matrix"}
 # The kinds of step, in the order they run.
-STEP_KINDS = ("pytest", "mypy", "apply", "checkpatch", "build", "kunit", "guest")
+STEP_KINDS = ("pytest", "mypy", "apply", "checkpatch", "build", "kunit", "guest", "matrix")
 
 
 def kernels() -> list[tuple[str, arches.Arch]]:
@@ -191,6 +192,20 @@ def run_kunit(config: str, arch: str = arches.GUEST_ARCH) -> Step:
     if res.total == 0:
         step.failed += 1
         step.notes.append("no KUnit test ran")
+    return step
+
+
+def run_matrix() -> Step:
+    """The compile matrix (matrix.py): a target passes when the series adds
+    no error and no W=1 warning to its build."""
+    step = Step("matrix")
+    for res in matrix.run():
+        if res.ok:
+            step.passed += 1
+            continue
+        step.failed += 1
+        step.notes.append(f"{res.target}: " + (res.note or f"{len(res.new)} new diagnostics"))
+        step.notes += [f"  {line}" for line in res.new[:5]]
     return step
 
 
@@ -292,7 +307,7 @@ def execute(quick: bool = False, full: bool = False, skip: set[str] | None = Non
 
     do("pytest", run_pytest)
     do("mypy", run_mypy)
-    needs_tree = {"apply", "checkpatch", "build", "kunit", "guest"} - skip
+    needs_tree = {"apply", "checkpatch", "build", "kunit", "guest", "matrix"} - skip
     # The operator's view first: the series on the pristine tree, before
     # the lab's own work tree (which would stop at the same broken patch).
     ready = bool(needs_tree) and prepared(kernel_tree.ensure_pristine, "source")
@@ -312,6 +327,7 @@ def execute(quick: bool = False, full: bool = False, skip: set[str] | None = Non
                 if base_scenarios(config) and "guest" not in skip:
                     do("build", run_build, config, a.name, "base")
                 do("guest", run_guest, config)
+        do("matrix", run_matrix)
     return TestRun(steps, time.monotonic() - start)
 
 

@@ -55,7 +55,7 @@ def test_test_options(monkeypatch):
 
 def test_skip_choices_come_from_the_steps_and_the_architecture_table():
     choices = testcmd.skip_choices()
-    assert choices[:7] == list(testcmd.STEP_KINDS)
+    assert choices[:len(testcmd.STEP_KINDS)] == list(testcmd.STEP_KINDS)
     assert {"lab", "vm", "debug", "arm64", "i386"} <= set(choices)
     with pytest.raises(SystemExit):
         cli.parser().parse_args(["test", "--skip", "highmem"])   # an i386 config, not a kernel name

@@ -1,0 +1,205 @@
+"""The compile matrix (`memlab matrix`; a step of `memlab test --full`):
+the series' objects built with W=1 on every architecture Debian 12 has a
+cross compiler for, and x86-64 configs with memory hotplug and ZONE_DEVICE
+on and off, like the kernel test robot's builds. Each target builds the
+directories the series touches (mm/, and an architecture's own files where
+the series touches them) twice, on the pristine tree and with the series
+(branch `product`, no lab patches); it passes when the series' build has no
+error and no warning the pristine build lacks. Warnings are compared by
+file and message, not line, since the series moves lines."""
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import build, deps, hostinfo, kconfig, kernel_tree, paths
+from .runner import LabError, run_logged, say
+from .runrecord import head_commit
+
+# The last run over every target: what the documents' matrix table says.
+MATRIX_RESULTS = paths.RESULTS / "matrix.json"
+
+VARIANTS = {"base": paths.TAG_BASE, "series": paths.PRODUCT_BRANCH}
+# The series' KUnit suites, where their dependencies allow (series only:
+# the pristine tree has no such symbols).
+KUNIT = {"CONFIG_KUNIT": "y", "CONFIG_KUNIT_ALL_TESTS": "n"}
+SERIES_KUNIT = {"CONFIG_MEMMAP_INIT_KUNIT_TEST": "y", "CONFIG_CLEAR_PAGES_KUNIT_TEST": "y"}
+CLEAR_KUNIT = {"CONFIG_CLEAR_PAGES_KUNIT_TEST": "y"}
+HOTPLUG = {"CONFIG_MEMORY_HOTPLUG": "y", "CONFIG_MEMORY_HOTREMOVE": "y"}
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    make_arch: str
+    defconfig: str                        # the make target the config starts from
+    covers: str                           # why it is in the matrix
+    cross_compile: str = ""               # "" for the host's gcc
+    packages: tuple[str, ...] = ()
+    options: dict[str, str] = field(default_factory=dict)          # both variants
+    series_options: dict[str, str] = field(default_factory=dict)   # the series only
+    dirs: tuple[str, ...] = ("mm/",)
+
+    def make_args(self, out: Path) -> list[str]:
+        cross = [f"CROSS_COMPILE={self.cross_compile}"] if self.cross_compile else []
+        return [f"O={out}", f"ARCH={self.make_arch}", *cross,
+                f"CC=ccache {self.cross_compile}gcc", "HOSTCC=ccache gcc", "-j2"]
+
+
+TARGETS: dict[str, Target] = {t.name: t for t in [
+    Target("alpha", "alpha", "defconfig", "64-bit FLATMEM",
+           "alpha-linux-gnu-", ("gcc-alpha-linux-gnu",), KUNIT, CLEAR_KUNIT),
+    Target("riscv64", "riscv", "defconfig", "SPARSEMEM_VMEMMAP, memory hotplug, generic helpers",
+           "riscv64-linux-gnu-", ("gcc-riscv64-linux-gnu",), KUNIT | HOTPLUG, SERIES_KUNIT),
+    Target("riscv64-nommu", "riscv", "nommu_virt_defconfig", "64-bit FLATMEM without an MMU",
+           "riscv64-linux-gnu-", ("gcc-riscv64-linux-gnu",)),
+    Target("sparc64", "sparc", "sparc64_defconfig",
+           "WANT_PAGE_VIRTUAL on 64-bit SPARSEMEM (page->virtual per pfn)",
+           "sparc64-linux-gnu-", ("gcc-sparc64-linux-gnu",), KUNIT, CLEAR_KUNIT),
+    # Its pageblock order is chosen at boot: the memmap suite, laid out in
+    # pageblocks, is not offered there.
+    Target("powerpc64le", "powerpc", "ppc64le_defconfig",
+           "64K pages, a pageblock order chosen at boot, ZONE_DEVICE, hotplug",
+           "powerpc64le-linux-gnu-", ("gcc-powerpc64le-linux-gnu",), KUNIT, CLEAR_KUNIT),
+    Target("s390x", "s390", "defconfig", "big-endian 64-bit, memory hotplug",
+           "s390x-linux-gnu-", ("gcc-s390x-linux-gnu",), KUNIT, SERIES_KUNIT),
+    Target("mips64el", "mips", "64r2el_defconfig", "64-bit MIPS",
+           "mips64el-linux-gnuabi64-", ("gcc-mips64el-linux-gnuabi64",), KUNIT, CLEAR_KUNIT),
+    Target("parisc64", "parisc", "generic-64bit_defconfig", "64-bit PA-RISC",
+           "hppa64-linux-gnu-", ("gcc-hppa64-linux-gnu", "gcc-hppa-linux-gnu"),
+           KUNIT, CLEAR_KUNIT),
+    Target("m68k", "m68k", "virt_defconfig", "32-bit, no SPARSEMEM",
+           "m68k-linux-gnu-", ("gcc-m68k-linux-gnu",), KUNIT, CLEAR_KUNIT),
+    Target("arm", "arm", "multi_v7_defconfig", "32-bit with HIGHMEM",
+           "arm-linux-gnueabihf-", ("gcc-arm-linux-gnueabihf",),
+           KUNIT | {"CONFIG_HIGHMEM": "y"}, CLEAR_KUNIT),
+    Target("i386", "i386", "allnoconfig", "32-bit x86, nothing optional"),
+    Target("x86_64-allno", "x86_64", "allnoconfig", "x86-64, nothing optional",
+           dirs=("mm/", "arch/x86/lib/")),
+    Target("x86_64-zone-device", "x86_64", "defconfig",
+           "x86-64 with MEMORY_HOTPLUG and ZONE_DEVICE, the suites built in",
+           options=KUNIT | HOTPLUG | {"CONFIG_ZONE_DEVICE": "y"},
+           series_options=SERIES_KUNIT, dirs=("mm/", "arch/x86/lib/")),
+    Target("x86_64-hotplug-no-device", "x86_64", "defconfig",
+           "x86-64 with MEMORY_HOTPLUG and without ZONE_DEVICE",
+           options=KUNIT | HOTPLUG | {"CONFIG_ZONE_DEVICE": "n"},
+           series_options=SERIES_KUNIT, dirs=("mm/", "arch/x86/lib/")),
+]}
+
+_DIAGNOSTIC = re.compile(r"^(?P<file>[^\s:]+):\d+(:\d+)?: (?P<kind>warning|error): "
+                         r"(?P<message>.*)$")
+
+
+def diagnostics(log_text: str) -> set[str]:
+    """The build's warnings and errors as "file: kind: message", without
+    line numbers (the series moves lines) or the O= prefix."""
+    found = set()
+    for line in log_text.splitlines():
+        m = _DIAGNOSTIC.match(line.strip())
+        if m:
+            name = re.sub(r"^.*?/(?=(mm|arch|include|lib|kernel)/)", "", m.group("file"))
+            found.add(f"{name}: {m.group('kind')}: {m.group('message')}")
+    return found
+
+
+@dataclass
+class TargetResult:
+    target: str
+    ok: bool
+    new: list[str]            # the series' errors and the warnings the base lacks
+    note: str = ""
+    seconds: float = 0.0
+
+
+def build_variant(t: Target, variant: str, tree: Path) -> tuple[int, str]:
+    """Configure and build the target's directories; (exit code, log text)."""
+    out = paths.OUT / f"matrix-{t.name}-{variant}"
+    log = paths.LOGS / f"matrix-{t.name}-{variant}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("")
+    make = ["make", "-C", str(tree), *t.make_args(out)]
+    env = build.ccache_env()
+    out.mkdir(parents=True, exist_ok=True)
+    run_logged(make + [t.defconfig], log, f"matrix {t.name} {variant}: {t.defconfig}", env=env)
+    opts = dict(t.options) | (t.series_options if variant == "series" else {})
+    if opts:
+        dotconfig = out / ".config"
+        dotconfig.write_text(kconfig.merge(dotconfig.read_text(), opts))
+        run_logged(make + ["olddefconfig"], log, f"matrix {t.name} {variant}: options",
+                   env=env)
+        bad = kconfig.verify(opts, dotconfig.read_text())
+        if bad:
+            raise LabError(f"matrix {t.name} ({variant}): options did not survive "
+                           "olddefconfig: " + ", ".join(map(str, bad)))
+    # Always recompile the directories: a warning is only printed when a file
+    # compiles, and ccache replays it.
+    for d in t.dirs:
+        for obj in (out / d).rglob("*.o"):
+            obj.unlink()
+    # -k: every error and warning, not only the first file's.
+    rc = run_logged(make + ["-k", "W=1", *t.dirs], log, f"matrix {t.name} {variant}: W=1 "
+                    + " ".join(t.dirs), env=env, check=False)
+    return rc, log.read_text(errors="replace")
+
+
+def check_target(t: Target) -> TargetResult:
+    t0 = time.monotonic()
+    deps.apt_install(list(t.packages))
+    logs: dict[str, tuple[int, str]] = {}
+    for variant, rev in VARIANTS.items():
+        logs[variant] = build_variant(t, variant, kernel_tree.checkout(f"matrix-{variant}", rev))
+    base_rc, base_log = logs["base"]
+    rc, series_log = logs["series"]
+    seconds = time.monotonic() - t0
+    if base_rc != 0:
+        return TargetResult(t.name, False, sorted(e for e in diagnostics(base_log)
+                                                  if ": error: " in e),
+                            "the pristine tree does not build this target", seconds)
+    new = sorted(diagnostics(series_log) - diagnostics(base_log))
+    note = "" if rc == 0 else f"the series' build failed (log build/logs/matrix-{t.name}-series.log)"
+    return TargetResult(t.name, rc == 0 and not new, new, note, seconds)
+
+
+def write_results(results: list[TargetResult]) -> None:
+    series = kernel_tree.git("rev-parse", "--short=12", paths.PRODUCT_BRANCH)
+    MATRIX_RESULTS.write_text(json.dumps({
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "host_cpu": hostinfo.cpu_model(),
+        "commit": head_commit(), "series": series,
+        "targets": [asdict(r) for r in results]}, indent=1) + "\n")
+
+
+def load_results() -> dict:
+    try:
+        data = json.loads(MATRIX_RESULTS.read_text())
+        for t in data["targets"]:
+            TargetResult(**t)
+        return data
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise LabError(f"{MATRIX_RESULTS.relative_to(paths.REPO)}: not a matrix result "
+                       f"({type(e).__name__}: {e})") from None
+
+
+def run(only: list[str] | None = None) -> list[TargetResult]:
+    deps.ensure("build")
+    if not kernel_tree.has_tree():
+        kernel_tree.source()
+    names = only or list(TARGETS)
+    unknown = [n for n in names if n not in TARGETS]
+    if unknown:
+        raise LabError(f"unknown matrix target(s) {', '.join(unknown)} "
+                       f"(known: {', '.join(TARGETS)})")
+    results = []
+    for name in names:
+        say(f"matrix {name}: {TARGETS[name].covers}")
+        res = check_target(TARGETS[name])
+        say(f"matrix {name}: {'ok' if res.ok else 'FAILED'} ({res.seconds:.0f}s)"
+            + (f": {res.note}" if res.note else ""))
+        for line in res.new[:20]:
+            print(f"    {line}", flush=True)
+        results.append(res)
+    if not only:
+        write_results(results)
+    return results

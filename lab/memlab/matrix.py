@@ -202,4 +202,6 @@ def run(only: list[str] | None = None) -> list[TargetResult]:
         results.append(res)
     if not only:
         write_results(results)
+        from . import documents
+        documents.refresh()     # the documents' matrix table reads these results
     return results

@@ -79,6 +79,12 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _matrix(args: argparse.Namespace) -> int:
     from . import matrix
+    if args.prefixes:
+        prefixes = matrix.run_prefixes()
+        bad = [p.patch for p in prefixes if not p.ok]
+        say(f"matrix --prefixes: {len(prefixes) - len(bad)} of {len(prefixes)} prefixes "
+            "build without a new diagnostic" + (f"; not: patches {bad}" if bad else ""))
+        return 1 if bad else 0
     results = matrix.run(args.target)
     failed = [r.target for r in results if not r.ok]
     say(f"matrix: {len(results) - len(failed)} of {len(results)} targets ok"
@@ -197,6 +203,9 @@ def parser() -> argparse.ArgumentParser:
                        "or warning")
     s.add_argument("--target", action="append", choices=list(_matrix_targets()),
                    help="only this target (repeatable)")
+    s.add_argument("--prefixes", action="store_true",
+                   help="instead: every prefix of the series, for the lab's x86-64 and "
+                   "arm64 configs and memory hotplug without ZONE_DEVICE")
     s.set_defaults(func=_matrix)
 
     s = sub.add_parser("ci", help="what .ci/run runs: test, then bench --quick, each "

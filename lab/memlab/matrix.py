@@ -87,7 +87,14 @@ TARGETS: dict[str, Target] = {t.name: t for t in [
            "x86-64 with MEMORY_HOTPLUG and without ZONE_DEVICE",
            options=KUNIT | HOTPLUG | {"CONFIG_ZONE_DEVICE": "n"},
            series_options=SERIES_KUNIT, dirs=("mm/", "arch/x86/lib/")),
+    Target("arm64", "arm64", "defconfig", "the lab's KUnit architecture: generic store helpers",
+           "aarch64-linux-gnu-", ("gcc-aarch64-linux-gnu",), KUNIT | HOTPLUG, SERIES_KUNIT),
 ]}
+
+# Every prefix of the series is built for these (`memlab matrix --prefixes`):
+# the lab's two architectures, and memory hotplug without ZONE_DEVICE, where
+# a helper shared by both can lose its only caller.
+PREFIX_TARGETS = ("x86_64-zone-device", "x86_64-hotplug-no-device", "arm64")
 
 _DIAGNOSTIC = re.compile(r"^(?P<file>[^\s:]+):\d+(:\d+)?: (?P<kind>warning|error): "
                          r"(?P<message>.*)$")
@@ -114,8 +121,18 @@ class TargetResult:
     seconds: float = 0.0
 
 
+def defined_in(tree: Path, option: str) -> bool:
+    """Whether the tree's Kconfig defines the option (a prefix of the series
+    may not have its symbols yet)."""
+    name = option.removeprefix("CONFIG_")
+    return bool(kernel_tree.git("grep", "-l", "-E", f"^(menu)?config {name}$", "--",
+                                "*Kconfig*", cwd=tree, check=False))
+
+
 def build_variant(t: Target, variant: str, tree: Path) -> tuple[int, str]:
-    """Configure and build the target's directories; (exit code, log text)."""
+    """Configure and build the target's directories; (exit code, log text).
+    Variant "series" takes the series' options; "prefix" those of them that
+    its tree defines."""
     out = paths.OUT / f"matrix-{t.name}-{variant}"
     log = paths.LOGS / f"matrix-{t.name}-{variant}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -125,6 +142,8 @@ def build_variant(t: Target, variant: str, tree: Path) -> tuple[int, str]:
     out.mkdir(parents=True, exist_ok=True)
     run_logged(make + [t.defconfig], log, f"matrix {t.name} {variant}: {t.defconfig}", env=env)
     opts = dict(t.options) | (t.series_options if variant == "series" else {})
+    if variant == "prefix":
+        opts |= {k: v for k, v in t.series_options.items() if defined_in(tree, k)}
     if opts:
         dotconfig = out / ".config"
         dotconfig.write_text(kconfig.merge(dotconfig.read_text(), opts))
@@ -161,6 +180,51 @@ def check_target(t: Target) -> TargetResult:
     new = sorted(diagnostics(series_log) - diagnostics(base_log))
     note = "" if rc == 0 else f"the series' build failed (log build/logs/matrix-{t.name}-series.log)"
     return TargetResult(t.name, rc == 0 and not new, new, note, seconds)
+
+
+@dataclass
+class PrefixResult:
+    patch: int                # the series' first `patch` patches
+    subject: str
+    new: dict[str, list[str]]     # target -> its new diagnostics, where any
+    failed: list[str]             # targets whose build failed
+
+    @property
+    def ok(self) -> bool:
+        return not self.new and not self.failed
+
+
+def run_prefixes() -> list[PrefixResult]:
+    """Each prefix of the series built for PREFIX_TARGETS, against the
+    pristine tree's diagnostics: a series that bisects builds at every
+    patch without a new warning."""
+    deps.ensure("build")
+    targets = [TARGETS[n] for n in PREFIX_TARGETS]
+    for t in targets:
+        deps.apt_install(list(t.packages))
+    base_tree = kernel_tree.checkout("matrix-base", paths.TAG_BASE)
+    base = {t.name: diagnostics(build_variant(t, "base", base_tree)[1]) for t in targets}
+    commits = kernel_tree.git("rev-list", "--reverse",
+                              f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}").split()
+    results = []
+    for i, commit in enumerate(commits, 1):
+        subject = kernel_tree.git("log", "-1", "--format=%s", commit)
+        tree = kernel_tree.checkout("matrix-prefix", commit)
+        res = PrefixResult(i, subject, {}, [])
+        for t in targets:
+            rc, log = build_variant(t, "prefix", tree)
+            new = sorted(diagnostics(log) - base[t.name])
+            if new:
+                res.new[t.name] = new
+            if rc != 0:
+                res.failed.append(t.name)
+        say(f"prefix {i}/{len(commits)} ({subject}): "
+            + ("ok" if res.ok else f"FAILED {', '.join(sorted(set(res.new) | set(res.failed)))}"))
+        for name, lines in res.new.items():
+            for line in lines[:5]:
+                print(f"    {name}: {line}", flush=True)
+        results.append(res)
+    return results
 
 
 def write_results(results: list[TargetResult]) -> None:

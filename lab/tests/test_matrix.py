@@ -68,3 +68,24 @@ def test_unknown_target_is_an_error(monkeypatch):
         matrix.run(["vax"])
     with pytest.raises(SystemExit):
         cli.parser().parse_args(["matrix", "--target", "vax"])
+
+
+def test_a_prefix_that_adds_a_warning_is_named(monkeypatch):
+    commits = {"c1": "mm: one", "c2": "mm: two"}
+
+    def git(*args, **kwargs):
+        if args[0] == "rev-list":
+            return "c1\nc2"
+        return commits[args[-1]]
+    monkeypatch.setattr(matrix.deps, "ensure", lambda *g: None)
+    monkeypatch.setattr(matrix.deps, "apt_install", lambda pkgs: None)
+    monkeypatch.setattr(matrix.kernel_tree, "git", git)
+    monkeypatch.setattr(matrix.kernel_tree, "checkout", lambda name, rev: rev)
+    # The tree of c2 adds a warning for one target.
+    monkeypatch.setattr(matrix, "build_variant", lambda t, variant, tree: (
+        0, BASE_LOG + (SERIES_LOG.splitlines()[2] if tree == "c2" and
+                       t.name == "x86_64-hotplug-no-device" else "")))
+    results = matrix.run_prefixes()
+    assert [(r.patch, r.subject, r.ok) for r in results] == [(1, "mm: one", True),
+                                                              (2, "mm: two", False)]
+    assert list(results[1].new) == ["x86_64-hotplug-no-device"]

@@ -187,26 +187,33 @@ def load_breaks() -> dict[str, list[dict]]:
     return groups
 
 
-def _breaks(group: str, what: str) -> str:
+def breaks_tally(group: str) -> tuple[int, int]:
+    """(caught, count) of a group of results/breaks.json."""
     entries = load_breaks().get(group)
     if entries is None:
         raise LabError(f"results/breaks.json: no group {group!r}")
-    if what == "count":
-        return str(len(entries))
-    if what == "caught":
-        return str(sum(1 for e in entries if e["caught_by"]))
-    raise LabError(f"breaks figure: unknown field {what!r}")
+    return sum(1 for e in entries if e["caught_by"]), len(entries)
+
+
+def matrix_tally() -> tuple[int, int]:
+    """(clean, count) targets of the last compile matrix over all targets."""
+    from .matrix import load_results
+    targets = load_results()["targets"]
+    return sum(1 for t in targets if t["ok"]), len(targets)
+
+
+def _tally_field(tally: tuple[int, int], what: str, fields: tuple[str, str]) -> str:
+    if what not in fields:
+        raise LabError(f"unknown field {what!r} (known: {', '.join(fields)})")
+    return str(tally[fields.index(what)])
+
+
+def _breaks(group: str, what: str) -> str:
+    return _tally_field(breaks_tally(group), what, ("caught", "count"))
 
 
 def _matrix(what: str) -> str:
-    """The last compile matrix over all targets: `clean` or `count` targets."""
-    from .matrix import load_results
-    targets = load_results()["targets"]
-    if what == "count":
-        return str(len(targets))
-    if what == "clean":
-        return str(sum(1 for t in targets if t["ok"]))
-    raise LabError(f"matrix figure: unknown field {what!r}")
+    return _tally_field(matrix_tally(), what, ("clean", "count"))
 
 
 def _series(what: str) -> str:

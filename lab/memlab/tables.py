@@ -12,7 +12,7 @@ from typing import Callable
 from . import figures, kernel_base, native, paths
 from .results import BASE, ONE_THREAD, ONE_THREAD_ARG, PATCHED, Result, Row
 from .runner import LabError
-from .runrecord import CI_RESULTS, TEST_RESULTS, RunRecord, totals
+from .runrecord import CI_RESULTS, TEST_RESULTS, RunRecord, StepRecord, totals
 from .scenarios import Reference, bench_rows
 
 
@@ -250,18 +250,22 @@ def ci_table() -> Table:
     return Table(caption, header, rows, [r[0] for r in rows])
 
 
-def _kunit_cell(rec: RunRecord | None, step: str) -> str:
+def _step_cell(rec: RunRecord | None, step: str,
+               verdict: Callable[[StepRecord], str]) -> str:
+    """A step of a run record in the proof table's words."""
     s = rec.step(step) if rec else None
     if s is None:
         return "not recorded (`memlab test --full`)" if rec is None else "not run"
-    return f"{s.passed} pass, {s.failed} fail" + (f", {s.skipped} skip" if s.skipped else "")
+    return verdict(s)
+
+
+def _kunit_cell(rec: RunRecord | None, step: str) -> str:
+    return _step_cell(rec, step, lambda s: f"{s.passed} pass, {s.failed} fail"
+                      + (f", {s.skipped} skip" if s.skipped else ""))
 
 
 def _guest_cell(rec: RunRecord | None, step: str) -> str:
-    s = rec.step(step) if rec else None
-    if s is None:
-        return "not recorded (`memlab test --full`)" if rec is None else "not run"
-    return f"{s.passed} of {s.passed + s.failed} runs pass"
+    return _step_cell(rec, step, lambda s: f"{s.passed} of {s.passed + s.failed} runs pass")
 
 
 def _build_cell(rec: RunRecord, step: str) -> str:
@@ -273,8 +277,8 @@ def _matrix_cell() -> str:
     from . import matrix
     if not matrix.MATRIX_RESULTS.exists():
         return "not recorded (`memlab matrix`)"
-    targets = matrix.load_results()["targets"]
-    return f"{sum(1 for t in targets if t['ok'])} of {len(targets)} targets clean"
+    clean, count = figures.matrix_tally()
+    return f"{clean} of {count} targets clean"
 
 
 def _record_or_none(path: Path) -> RunRecord | None:
@@ -288,11 +292,9 @@ def proof_table() -> Table:
     full = _record_or_none(TEST_RESULTS / "full.json")
     if default is None:
         raise LabError("no `memlab test` run recorded in results/test/")
-    breaks = figures.load_breaks()
 
     def caught(group: str) -> str:
-        entries = breaks.get(group, [])
-        return f"{sum(1 for e in entries if e['caught_by'])} of {len(entries)} caught"
+        return "{} of {} caught".format(*figures.breaks_tally(group))
     rows = [
         ["KUnit: every struct page byte-identical to the slow path's",
          "lab (x86-64, streaming stores)", _kunit_cell(default, "kunit lab")],

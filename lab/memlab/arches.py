@@ -26,6 +26,10 @@ class Arch:
     qemu: tuple[str, ...] = ()
     qemu_packages: tuple[str, ...] = ()
     console: str = ""
+    max_cpus: int = 0                   # the most its QEMU machine takes (0: no limit)
+    # How a bare boot ends after the suites (kunit_shutdown=): a reset,
+    # which -no-reboot turns into QEMU's exit, where the machine resets.
+    kunit_shutdown: str = "reboot"
 
     @property
     def bootable(self) -> bool:
@@ -47,6 +51,12 @@ ARCHES: dict[str, Arch] = {a.name: a for a in [
          toolchain_packages=("gcc-aarch64-linux-gnu",),
          qemu=("qemu-system-aarch64", "-machine", "virt", "-cpu", "max,pauth-impdef=on"),
          qemu_packages=("qemu-system-arm",), console="ttyAMA0"),
+    # KUnit only: WANT_PAGE_VIRTUAL, page->virtual refreshed per pfn.
+    Arch("sparc64", "sparc64", "arch/sparc/boot/image", ("kunit",), "sparc64-linux-gnu-",
+         toolchain_packages=("gcc-sparc64-linux-gnu",),
+         qemu=("qemu-system-sparc64", "-machine", "sun4u"),
+         qemu_packages=("qemu-system-sparc",), console="ttyS0", max_cpus=1,
+         kunit_shutdown="poweroff"),    # its PROM cannot reset: "Reboot failed!"
     # 32-bit: compile tests only (the HIGHMEM fallbacks).
     Arch("i386", "i386", "arch/x86/boot/bzImage", ("highmem",)),
 ]}

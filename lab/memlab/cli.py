@@ -83,7 +83,8 @@ def _matrix(args: argparse.Namespace) -> int:
         prefixes = matrix.run_prefixes()
         bad = [p.patch for p in prefixes if not p.ok]
         say(f"matrix --prefixes: {len(prefixes) - len(bad)} of {len(prefixes)} prefixes "
-            "build without a new diagnostic" + (f"; not: patches {bad}" if bad else ""))
+            "(and the clearing tail alone) build without a new diagnostic"
+            + (f"; not: {', '.join(bad)}" if bad else ""))
         return 1 if bad else 0
     results = matrix.run(args.target)
     failed = [r.target for r in results if not r.ok]
@@ -136,7 +137,7 @@ def parser() -> argparse.ArgumentParser:
                        "both with the lab patches")
         s.add_argument("--config", default="lab",
                        help="fragment set (configs/NAME.config): lab, vm (DEBUG_VM), "
-                       "debug (KASAN), kunit (arm64), highmem (i386)")
+                       "debug (KASAN), kunit (arm64, sparc64), highmem (i386)")
         s.add_argument("--arch", default=arches.GUEST_ARCH, choices=archs,
                        help=f"target architecture (default {arches.GUEST_ARCH})")
 
@@ -204,8 +205,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--target", action="append", choices=list(_matrix_targets()),
                    help="only this target (repeatable)")
     s.add_argument("--prefixes", action="store_true",
-                   help="instead: every prefix of the series, for the lab's x86-64 and "
-                   "arm64 configs and memory hotplug without ZONE_DEVICE")
+                   help="instead: every prefix of the series, and its clearing tail alone on "
+                   "the pristine tree, for x86-64 with and without ZONE_DEVICE and arm64 "
+                   "(the series' objects only)")
     s.set_defaults(func=_matrix)
 
     s = sub.add_parser("ci", help="what .ci/run runs: test, then bench --quick, each "

@@ -22,7 +22,7 @@ _MEMMAP = re.compile(r"memmap_init_zone_device initialised (?P<pages>\d+) pages 
                      r"in (?P<ns>\d+)ns")
 # The series' own pr_debug line: how many threads shared one range.
 _SHARED = re.compile(r"memmap_init_zone_device initialised (?P<pages>\d+) pages in \d+ms, "
-                     r"up to (?P<threads>\d+) threads, (?P<workers>\d+) chunks by workers")
+                     r"up to (?P<threads>\d+) threads")
 # Hot-added memory (lab patch): each onlined range's memmap init, and the
 # whole online_pages() call.
 _HOTPLUG_INIT = re.compile(r"memmap_init_range initialised (?P<pages>\d+) hot-added pages "
@@ -73,7 +73,6 @@ class MemmapShare:
 
     pages: int
     threads: int        # the caller and the workers it queued to
-    by_workers: int     # chunks that workers, not the caller, initialized
 
 
 @dataclass
@@ -130,8 +129,7 @@ def parse(text: str, kunit_lines_fail: bool = False, bare: bool = False) -> Cons
         ms = _SHARED.search(msg)
         if ms:
             con.memmap_shares.append(MemmapShare(int(ms.group("pages")),
-                                                 int(ms.group("threads")),
-                                                 int(ms.group("workers"))))
+                                                 int(ms.group("threads"))))
             continue
         for kind, pattern in _FAILURES:
             if kind == "KUnit failure" and not kunit_lines_fail:

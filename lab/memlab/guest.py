@@ -239,8 +239,9 @@ def bare_command(spec: GuestSpec, image: Path) -> list[str]:
     if not a.bootable:
         raise LabError(f"{spec.arch} kernels are built, not booted, by the lab")
     append = [f"console={a.console}", "panic=-1", *spec.append]
+    cpus = min(spec.cpus, a.max_cpus) if a.max_cpus else spec.cpus
     return [*a.qemu, "-nodefaults", "-nographic", "-no-reboot", "-serial", "stdio",
-            "-m", str(BARE_MEMORY_MB), "-smp", str(spec.cpus), "-kernel", str(image),
+            "-m", str(BARE_MEMORY_MB), "-smp", str(cpus), "-kernel", str(image),
             "-append", " ".join(append)]
 
 

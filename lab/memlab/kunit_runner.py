@@ -23,13 +23,18 @@ from . import arches, guest, kconfig, paths
 from .runner import LabError, run_logged, say
 
 
-# Every suite the series adds (mm/mm_init_kunit.c, mm/clear_pages_kunit.c):
-# a run that lacks one of them tested less than it claims.
-SUITES = ("memmap_init", "memmap_init_zone_device", "memmap_init_hotplug", "memmap_init_boot",
-          "clear_pages")
+# Every suite the series adds (mm/mm_init_kunit.c, mm/clear_pages_kunit.c),
+# with the option a kernel needs for it: a run that lacks one its kernel
+# has tested less than it claims.
+SUITES = {"memmap_init": "CONFIG_MEMMAP_INIT_KUNIT_TEST",
+          "memmap_init_zone_device": "CONFIG_ZONE_DEVICE",
+          "memmap_init_hotplug": "CONFIG_64BIT",
+          "memmap_init_boot": "CONFIG_64BIT",
+          "clear_pages": "CONFIG_CLEAR_PAGES_KUNIT_TEST"}
 
-# What a boot needs to run the built-in suites and then end by itself.
-RUN_SUITES_AT_BOOT = ("kunit.enable=1", "kunit_shutdown=reboot")
+def run_suites_at_boot(arch: str) -> list[str]:
+    """What a boot needs to run the built-in suites and then end by itself."""
+    return ["kunit.enable=1", f"kunit_shutdown={arches.get(arch).kunit_shutdown}"]
 
 # What a kernel built with CONFIG_DEFERRED_STRUCT_PAGE_INIT prints once its
 # deferred init threads are done: without it the boot deferred nothing and
@@ -64,7 +69,7 @@ class KunitResult:
     def ok(self) -> bool:
         return self.failed == 0 and self.passed > 0
 
-    def require_suites(self, suites: tuple[str, ...] = SUITES) -> None:
+    def require_suites(self, suites: list[str]) -> None:
         """Count each expected suite that did not run as a failure."""
         for name in suites:
             if name not in self.suites:
@@ -121,6 +126,14 @@ def parse_console(log: Path, report: Path) -> dict[str, Any]:
     return json.loads(report.read_text())
 
 
+def expected_suites(dotconfig: str) -> list[str]:
+    """The suites a kernel of this .config must run."""
+    opts = kconfig.parse(dotconfig)
+    memmap = opts.get("CONFIG_MEMMAP_INIT_KUNIT_TEST") == "y"
+    return [name for name, option in SUITES.items()
+            if opts.get(option) == "y" and (memmap or not name.startswith("memmap_"))]
+
+
 def deferred_init_untested(dotconfig: str, console: str) -> str | None:
     """A kernel built to defer struct page init whose boot deferred none."""
     if kconfig.parse(dotconfig).get("CONFIG_DEFERRED_STRUCT_PAGE_INIT") != "y":
@@ -136,14 +149,14 @@ def run(config: str = "lab", arch: str = arches.GUEST_ARCH) -> KunitResult:
     (built beforehand), run by one bare boot; console reports (KASAN, WARN,
     oops) fail the run like a failed case."""
     spec = guest.GuestSpec(variant="patched", config=config, script="kunit", arch=arch,
-                           append=list(RUN_SUITES_AT_BOOT), timeout=TIMEOUT_S)
+                           append=run_suites_at_boot(arch), timeout=TIMEOUT_S)
     result = guest.boot_bare(spec)
     report = paths.LOGS / f"kunit-{arch}-{config}.json"
     res = count(parse_console(result.log, report))
     res.log = result.log
-    res.require_suites()
-    problems = result.problems()
     dotconfig = paths.out_dir(arch, "patched", config) / ".config"
+    res.require_suites(expected_suites(dotconfig.read_text()))
+    problems = result.problems()
     untested = deferred_init_untested(dotconfig.read_text(),
                                       result.log.read_text(errors="replace"))
     if untested:

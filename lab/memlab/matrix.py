@@ -129,10 +129,12 @@ def defined_in(tree: Path, option: str) -> bool:
                                 "*Kconfig*", cwd=tree, check=False))
 
 
-def build_variant(t: Target, variant: str, tree: Path) -> tuple[int, str]:
-    """Configure and build the target's directories; (exit code, log text).
-    Variant "series" takes the series' options; "prefix" those of them that
-    its tree defines."""
+def build_variant(t: Target, variant: str, tree: Path,
+                  goals: list[str] | None = None) -> tuple[int, str]:
+    """Configure and build the target's directories, or only @goals (object
+    files); (exit code, log text). Variant "series" takes the series'
+    options; the others ("prefix", "tail") those of them that their tree
+    defines."""
     out = paths.OUT / f"matrix-{t.name}-{variant}"
     log = paths.LOGS / f"matrix-{t.name}-{variant}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -142,7 +144,7 @@ def build_variant(t: Target, variant: str, tree: Path) -> tuple[int, str]:
     out.mkdir(parents=True, exist_ok=True)
     run_logged(make + [t.defconfig], log, f"matrix {t.name} {variant}: {t.defconfig}", env=env)
     opts = dict(t.options) | (t.series_options if variant == "series" else {})
-    if variant == "prefix":
+    if variant not in VARIANTS:
         opts |= {k: v for k, v in t.series_options.items() if defined_in(tree, k)}
     if opts:
         dotconfig = out / ".config"
@@ -153,15 +155,32 @@ def build_variant(t: Target, variant: str, tree: Path) -> tuple[int, str]:
         if bad:
             raise LabError(f"matrix {t.name} ({variant}): options did not survive "
                            "olddefconfig: " + ", ".join(map(str, bad)))
-    # Always recompile the directories: a warning is only printed when a file
+    # Always recompile what is built: a warning is only printed when a file
     # compiles, and ccache replays it.
-    for d in t.dirs:
-        for obj in (out / d).rglob("*.o"):
-            obj.unlink()
-    # -k: every error and warning, not only the first file's.
-    rc = run_logged(make + ["-k", "W=1", *t.dirs], log, f"matrix {t.name} {variant}: W=1 "
-                    + " ".join(t.dirs), env=env, check=False)
+    if goals is None:
+        goals = list(t.dirs)
+        for d in t.dirs:
+            for obj in (out / d).rglob("*.o"):
+                obj.unlink()
+    else:
+        for goal in goals:
+            (out / goal).unlink(missing_ok=True)
+    rc = 0
+    for group in goal_groups(goals):
+        # -k: every error and warning, not only the first file's.
+        rc |= run_logged(make + ["-k", "W=1", *group], log, f"matrix {t.name} {variant}: "
+                         "W=1 " + " ".join(group), env=env, check=False)
     return rc, log.read_text(errors="replace")
+
+
+def goal_groups(goals: list[str]) -> list[list[str]]:
+    """The make arguments for @goals: the generic objects together, the
+    architecture's in one job, since a single-target build can reach an
+    arch/ directory twice (x86 builds arch/x86/lib/ as a library and as
+    objects) and race with itself under -j."""
+    generic = [g for g in goals if not g.startswith("arch/")]
+    arch = [g for g in goals if g.startswith("arch/")]
+    return ([generic] if generic else []) + ([["-j1", *arch]] if arch else [])
 
 
 def check_target(t: Target) -> TargetResult:
@@ -184,7 +203,7 @@ def check_target(t: Target) -> TargetResult:
 
 @dataclass
 class PrefixResult:
-    patch: int                # the series' first `patch` patches
+    patch: str                # "N": the series' first N patches; "tail": see run_prefixes()
     subject: str
     new: dict[str, list[str]]     # target -> its new diagnostics, where any
     failed: list[str]             # targets whose build failed
@@ -194,36 +213,94 @@ class PrefixResult:
         return not self.new and not self.failed
 
 
+def series_objects(t: Target, tree: Path) -> list[str]:
+    """The objects built from the C and assembly files the series touches
+    that @tree has and @t builds (its architecture's, and those a Makefile
+    lists: a file #included by another is compiled within it)."""
+    srcarch = {"x86_64": "x86", "i386": "x86"}.get(t.make_arch, t.make_arch)
+    touched = kernel_tree.git("diff", "--name-only",
+                              f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}").split()
+    objects = []
+    for name in touched:
+        source = tree / name
+        if source.suffix not in (".c", ".S") or not source.exists():
+            continue
+        if name.startswith("arch/") and not name.startswith(f"arch/{srcarch}/"):
+            continue
+        obj = Path(name).with_suffix(".o")
+        makefile = source.parent / "Makefile"
+        if makefile.exists() and f"{obj.name}" in makefile.read_text():
+            objects.append(str(obj))
+    return objects
+
+
+def clearing_tail() -> list[str]:
+    """The series' separable tail: the commits after the last one that
+    touches mm/mm_init.c (the clearing patches), which must apply to and
+    build on the pristine tree without the memmap patches before them."""
+    commits = kernel_tree.git("rev-list", "--reverse",
+                              f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}").split()
+    memmap = set(kernel_tree.git("rev-list", f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}",
+                                 "--", "mm/mm_init.c").split())
+    last = max((i for i, c in enumerate(commits) if c in memmap), default=-1)
+    return commits[last + 1:]
+
+
+def tail_tree(tail: list[str]) -> Path:
+    """build/trees/matrix-tail: the pristine tree with only @tail applied."""
+    tree = kernel_tree.checkout("matrix-tail", paths.TAG_BASE)
+    try:
+        kernel_tree.git("cherry-pick", *tail, cwd=tree)
+    except LabError as e:
+        kernel_tree.git("cherry-pick", "--abort", cwd=tree, check=False)
+        raise LabError("the clearing patches do not apply to the pristine tree on "
+                       f"their own: {e}") from e
+    return tree
+
+
+def _check_tree(label: str, subject: str, variant: str, tree: Path,
+                targets: list[Target], base: dict[str, set[str]]) -> PrefixResult:
+    res = PrefixResult(label, subject, {}, [])
+    for t in targets:
+        rc, log = build_variant(t, variant, tree, series_objects(t, tree))
+        new = sorted(diagnostics(log) - base[t.name])
+        if new:
+            res.new[t.name] = new
+        if rc != 0:
+            res.failed.append(t.name)
+    say(f"prefix {label} ({subject}): "
+        + ("ok" if res.ok else f"FAILED {', '.join(sorted(set(res.new) | set(res.failed)))}"))
+    for name, lines in res.new.items():
+        for line in lines[:5]:
+            print(f"    {name}: {line}", flush=True)
+    return res
+
+
 def run_prefixes() -> list[PrefixResult]:
-    """Each prefix of the series built for PREFIX_TARGETS, against the
-    pristine tree's diagnostics: a series that bisects builds at every
-    patch without a new warning."""
+    """Each prefix of the series built for PREFIX_TARGETS, then the
+    clearing tail alone on the pristine tree, against the pristine tree's
+    diagnostics: a series that bisects builds at every patch without a new
+    warning. Only the series' objects are built (W=1), which compile
+    everything the series changes, headers included."""
     deps.ensure("build")
     targets = [TARGETS[n] for n in PREFIX_TARGETS]
     for t in targets:
         deps.apt_install(list(t.packages))
     base_tree = kernel_tree.checkout("matrix-base", paths.TAG_BASE)
-    base = {t.name: diagnostics(build_variant(t, "base", base_tree)[1]) for t in targets}
+    base = {t.name: diagnostics(build_variant(t, "base", base_tree,
+                                              series_objects(t, base_tree))[1])
+            for t in targets}
     commits = kernel_tree.git("rev-list", "--reverse",
                               f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}").split()
     results = []
     for i, commit in enumerate(commits, 1):
         subject = kernel_tree.git("log", "-1", "--format=%s", commit)
         tree = kernel_tree.checkout("matrix-prefix", commit)
-        res = PrefixResult(i, subject, {}, [])
-        for t in targets:
-            rc, log = build_variant(t, "prefix", tree)
-            new = sorted(diagnostics(log) - base[t.name])
-            if new:
-                res.new[t.name] = new
-            if rc != 0:
-                res.failed.append(t.name)
-        say(f"prefix {i}/{len(commits)} ({subject}): "
-            + ("ok" if res.ok else f"FAILED {', '.join(sorted(set(res.new) | set(res.failed)))}"))
-        for name, lines in res.new.items():
-            for line in lines[:5]:
-                print(f"    {name}: {line}", flush=True)
-        results.append(res)
+        results.append(_check_tree(str(i), subject, "prefix", tree, targets, base))
+    tail = clearing_tail()
+    if tail:
+        results.append(_check_tree("tail", f"the last {len(tail)} patches alone on "
+                                   f"{paths.TAG_BASE}", "tail", tail_tree(tail), targets, base))
     return results
 
 

@@ -166,7 +166,8 @@ def check_pair(con: Console, env: dict[str, str]) -> list[str]:
         problems.append(f"the two devices' memmap inits never ran at the same time "
                         f"in {len(pairs)} rounds")
     cpus = _int(con.result("cpus")) or 0
-    threads = max(1, min(cpus, _int(con.result("thread_cap")) or 0))
+    cap = _int(con.result("thread_cap")) or 0       # 0: no cap, one per CPU
+    threads = max(1, min(cpus, cap) if cap else cpus)
     shares = con.memmap_shares
     if len(shares) != binds:
         problems.append(f"expected {binds} lines of threads per range, saw {len(shares)}")

@@ -158,8 +158,8 @@ BASE_INIT = f"{kernel_base.current().name}'s per-field init"
 NATIVE_LOOPS = {
     ("memmap", "slow"): BASE_INIT,
     ("memmap", "copy"): "template copy, plain stores",
-    ("memmap", "copy_nt"): "per-page MOVNTI copy (patch 7)",
-    ("memmap", "template_nt"): "MOVNTI runs from registers (patch 8)",
+    ("memmap", "copy_nt"): "per-page MOVNTI copy",
+    ("memmap", "template_nt"): "MOVNTI runs from registers (the series)",
     ("limit", "movnti_fill"): "limit: MOVNTI fill",
     ("limit", "ymm_nt_fill"): "limit: widest streaming fill",
 }
@@ -273,6 +273,10 @@ def _build_cell(rec: RunRecord, step: str) -> str:
     return "not run" if s is None else "failed" if s.failed else "ok"
 
 
+def _prefixes_cell(rec: RunRecord) -> str:
+    return _step_cell(rec, "prefixes", lambda s: f"{s.passed} of {s.passed + s.failed} clean")
+
+
 def _matrix_cell() -> str:
     from . import matrix
     if not matrix.MATRIX_RESULTS.exists():
@@ -300,6 +304,8 @@ def proof_table() -> Table:
          "lab (x86-64, streaming stores)", _kunit_cell(default, "kunit lab")],
         ["", "kunit (arm64: plain stores, deferred init, DEBUG_VM)",
          _kunit_cell(default, "kunit kunit arm64")],
+        ["", "kunit (sparc64: page->virtual per pfn, section in page->flags)",
+         _kunit_cell(default, "kunit kunit sparc64")],
         ["", "vm (DEBUG_VM, lockdep)", _kunit_cell(full, "kunit vm")],
         ["", "debug (KASAN: the fast paths step aside)", _kunit_cell(full, "kunit debug")],
         ["Guest scenarios (QEMU): data, page counts, console clean",
@@ -309,6 +315,8 @@ def proof_table() -> Table:
         ["Deliberately broken fast paths", "KUnit", caught("kunit")],
         ["", "guest scenarios", caught("guests")],
         ["Builds", "i386 HIGHMEM (compile)", _build_cell(default, "build highmem i386")],
+        ["", "every prefix, and the clearing patches alone: W=1, x86-64 and arm64",
+         _prefixes_cell(default)],
         ["", "compile matrix: W=1, series vs pristine", _matrix_cell()],
     ]
     sources = [f"results/test/default.json: {default.date}, commit {default.commit}"]

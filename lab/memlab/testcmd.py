@@ -11,7 +11,7 @@ import shlex
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable, TypeVar
 
 from . import (arches, build, checkpatch, deps, documents, guest, hostinfo, kernel_tree,
                kunit_runner, matrix, paths, scenarios)
@@ -145,7 +145,8 @@ BASE_CONFIG = "lab"
 # compile matrix (two builds of mm/ for each of its targets).
 FULL_ONLY = {"vm", "debug", "matrix"}
 # The kinds of step, in the order they run.
-STEP_KINDS = ("pytest", "mypy", "apply", "checkpatch", "build", "kunit", "guest", "matrix")
+STEP_KINDS = ("pytest", "mypy", "apply", "checkpatch", "build", "kunit", "guest", "prefixes",
+              "matrix")
 
 
 def kernels() -> list[tuple[str, arches.Arch]]:
@@ -195,18 +196,44 @@ def run_kunit(config: str, arch: str = arches.GUEST_ARCH) -> Step:
     return step
 
 
+R = TypeVar("R")
+
+
+def _tally(name: str, results: Iterable[R], problems: Callable[[R], list[str]]) -> Step:
+    """A step of one check per result: passed when the result has no
+    problem, else failed with its problems as notes."""
+    step = Step(name)
+    for res in results:
+        found = problems(res)
+        if found:
+            step.failed += 1
+            step.notes += found
+        else:
+            step.passed += 1
+    return step
+
+
+def run_prefixes() -> Step:
+    """Every prefix of the series, and its clearing tail alone, built with
+    W=1 (matrix.run_prefixes()): no new error or warning at any patch."""
+    def problems(res: matrix.PrefixResult) -> list[str]:
+        if res.ok:
+            return []
+        return ([f"prefix {res.patch} ({res.subject}): "
+                 + ", ".join(sorted(set(res.new) | set(res.failed)))]
+                + [f"  {t}: {line}" for t, lines in res.new.items() for line in lines[:3]])
+    return _tally("prefixes", matrix.run_prefixes(), problems)
+
+
 def run_matrix() -> Step:
     """The compile matrix (matrix.py): a target passes when the series adds
     no error and no W=1 warning to its build."""
-    step = Step("matrix")
-    for res in matrix.run():
+    def problems(res: matrix.TargetResult) -> list[str]:
         if res.ok:
-            step.passed += 1
-            continue
-        step.failed += 1
-        step.notes.append(f"{res.target}: " + (res.note or f"{len(res.new)} new diagnostics"))
-        step.notes += [f"  {line}" for line in res.new[:5]]
-    return step
+            return []
+        return ([f"{res.target}: " + (res.note or f"{len(res.new)} new diagnostics")]
+                + [f"  {line}" for line in res.new[:5]])
+    return _tally("matrix", matrix.run(), problems)
 
 
 def base_scenarios(config: str) -> list[scenarios.Scenario]:
@@ -270,7 +297,7 @@ def execute(quick: bool = False, full: bool = False, skip: set[str] | None = Non
     the others (but for a kernel whose build failed)."""
     skip = set(skip or ())
     if quick:
-        skip |= {"build", "kunit", "guest"}
+        skip |= {"build", "kunit", "guest", "prefixes"}
     if not full:
         skip |= FULL_ONLY
     start = time.monotonic()
@@ -307,7 +334,7 @@ def execute(quick: bool = False, full: bool = False, skip: set[str] | None = Non
 
     do("pytest", run_pytest)
     do("mypy", run_mypy)
-    needs_tree = {"apply", "checkpatch", "build", "kunit", "guest", "matrix"} - skip
+    needs_tree = {"apply", "checkpatch", "build", "kunit", "guest", "prefixes", "matrix"} - skip
     # The operator's view first: the series on the pristine tree, before
     # the lab's own work tree (which would stop at the same broken patch).
     ready = bool(needs_tree) and prepared(kernel_tree.ensure_pristine, "source")
@@ -327,6 +354,7 @@ def execute(quick: bool = False, full: bool = False, skip: set[str] | None = Non
                 if base_scenarios(config) and "guest" not in skip:
                     do("build", run_build, config, a.name, "base")
                 do("guest", run_guest, config)
+        do("prefixes", run_prefixes)
         do("matrix", run_matrix)
     return TestRun(steps, time.monotonic() - start)
 

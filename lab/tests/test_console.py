@@ -99,14 +99,14 @@ def test_fsdax_pair_log_passes_the_pair_checks():
 
 def test_threads_line_is_parsed():
     con = console.parse("[   15.92] memmap_init_zone_device initialised 515584 pages in "
-                        "12ms, up to 2 threads, 1 chunks by workers\n")
-    assert con.memmap_shares == [console.MemmapShare(515584, 2, 1)]
+                        "12ms, up to 2 threads\n")
+    assert con.memmap_shares == [console.MemmapShare(515584, 2)]
     assert con.memmap_inits == []
 
 
 def test_pair_check_reports_one_thread_and_binds_one_after_the_other():
     con = console.parse(read("guest-fsdax-pair.log"))
-    con.memmap_shares[3] = console.MemmapShare(515584, 1, 0)
+    con.memmap_shares[3] = console.MemmapShare(515584, 1)
     # Every round's second init moved to a second after the first ended.
     con.memmap_inits = [replace(i, end_s=i.end_s + n * 1.0)
                         for n, i in enumerate(con.memmap_inits)]

@@ -70,7 +70,7 @@ def test_guest_boots_and_probe_run_virtme_ng_with_the_venv_on_path(monkeypatch, 
 
 def test_bare_boot_runs_the_kernel_alone_and_exits_at_reset(tmp_path):
     from memlab import kunit_runner
-    spec = guest.GuestSpec(arch="arm64", cpus=1, append=list(kunit_runner.RUN_SUITES_AT_BOOT))
+    spec = guest.GuestSpec(arch="arm64", cpus=1, append=kunit_runner.run_suites_at_boot("arm64"))
     cmd = guest.bare_command(spec, tmp_path / "Image")
     assert cmd[0] == "qemu-system-aarch64"
     assert "-no-reboot" in cmd and "-nodefaults" in cmd
@@ -136,3 +136,13 @@ def test_a_long_list_of_problems_is_cut_short():
     from memlab.guest import brief
     assert brief(["a", "b"]) == "a; b"
     assert brief([str(i) for i in range(8)], shown=3) == "0; 1; 2; and 5 more"
+
+
+def test_sparc64_bare_boot_takes_one_cpu_and_powers_off(tmp_path):
+    from memlab import kunit_runner
+    spec = guest.GuestSpec(arch="sparc64", cpus=2,
+                           append=kunit_runner.run_suites_at_boot("sparc64"))
+    cmd = guest.bare_command(spec, tmp_path / "image")
+    assert cmd[:3] == ["qemu-system-sparc64", "-machine", "sun4u"]
+    assert cmd[cmd.index("-smp") + 1] == "1"
+    assert "kunit_shutdown=poweroff" in cmd[cmd.index("-append") + 1].split()

@@ -73,3 +73,12 @@ def test_arm64_kunit_kernel_carries_the_suites_and_page_ref_tracepoints():
                  "CONFIG_DEBUG_PAGE_REF", "CONFIG_SERIAL_AMBA_PL011_CONSOLE"):
         assert kunit.get(name) == "y", name
     assert "CONFIG_KASAN" not in kunit   # the tracepoint case needs the template path on
+
+
+def test_sparc64_kunit_kernel_keeps_page_virtual_per_pfn_in_sections():
+    kunit = kconfig.load_fragment("kunit", "sparc64")
+    for name in ("CONFIG_KUNIT", "CONFIG_MEMMAP_INIT_KUNIT_TEST", "CONFIG_64BIT",
+                 "CONFIG_SERIAL_SUNSU_CONSOLE"):
+        assert kunit.get(name) == "y", name
+    assert kunit.get("CONFIG_SPARSEMEM_VMEMMAP") == "n"   # section numbers in page->flags
+    assert "CONFIG_SERIAL_AMBA_PL011" not in kunit        # arm64's console stays arm64's

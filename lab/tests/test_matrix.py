@@ -70,7 +70,9 @@ def test_unknown_target_is_an_error(monkeypatch):
         cli.parser().parse_args(["matrix", "--target", "vax"])
 
 
-def test_a_prefix_that_adds_a_warning_is_named(monkeypatch):
+def _prefix_run(monkeypatch, warns_in: str, tail: list[str]):
+    """run_prefixes() over commits c1, c2 with the tree @warns_in adding a
+    warning for one target; @tail: the clearing tail."""
     commits = {"c1": "mm: one", "c2": "mm: two"}
 
     def git(*args, **kwargs):
@@ -81,11 +83,53 @@ def test_a_prefix_that_adds_a_warning_is_named(monkeypatch):
     monkeypatch.setattr(matrix.deps, "apt_install", lambda pkgs: None)
     monkeypatch.setattr(matrix.kernel_tree, "git", git)
     monkeypatch.setattr(matrix.kernel_tree, "checkout", lambda name, rev: rev)
-    # The tree of c2 adds a warning for one target.
-    monkeypatch.setattr(matrix, "build_variant", lambda t, variant, tree: (
-        0, BASE_LOG + (SERIES_LOG.splitlines()[2] if tree == "c2" and
+    monkeypatch.setattr(matrix, "series_objects", lambda t, tree: ["mm/mm_init.o"])
+    monkeypatch.setattr(matrix, "clearing_tail", lambda: tail)
+    monkeypatch.setattr(matrix, "tail_tree", lambda commits: "tail")
+    monkeypatch.setattr(matrix, "build_variant", lambda t, variant, tree, goals: (
+        0, BASE_LOG + (SERIES_LOG.splitlines()[2] if tree == warns_in and
                        t.name == "x86_64-hotplug-no-device" else "")))
-    results = matrix.run_prefixes()
-    assert [(r.patch, r.subject, r.ok) for r in results] == [(1, "mm: one", True),
-                                                              (2, "mm: two", False)]
+    return matrix.run_prefixes()
+
+
+def test_a_prefix_that_adds_a_warning_is_named(monkeypatch):
+    results = _prefix_run(monkeypatch, "c2", [])
+    assert [(r.patch, r.subject, r.ok) for r in results] == [("1", "mm: one", True),
+                                                              ("2", "mm: two", False)]
     assert list(results[1].new) == ["x86_64-hotplug-no-device"]
+
+
+def test_the_clearing_tail_alone_is_built_too(monkeypatch):
+    results = _prefix_run(monkeypatch, "tail", ["c2"])
+    assert [(r.patch, r.ok) for r in results] == [("1", True), ("2", True), ("tail", False)]
+    assert "alone" in results[2].subject
+
+
+def test_the_clearing_tail_follows_the_last_memmap_patch(monkeypatch):
+    def git(*args, **kwargs):
+        if args[-1] == "mm/mm_init.c":
+            return "c2\nc1"        # rev-list's newest first
+        return "c1\nc2\nc3\nc4"
+    monkeypatch.setattr(matrix.kernel_tree, "git", git)
+    assert matrix.clearing_tail() == ["c3", "c4"]
+
+
+def test_only_the_series_objects_that_a_makefile_builds(monkeypatch, tmp_path):
+    for name, text in (("mm/Makefile", "obj-y += mm_init.o memory.o\n"),
+                       ("mm/mm_init.c", ""), ("mm/mm_init_kunit.c", ""), ("mm/memory.c", ""),
+                       ("arch/x86/lib/Makefile", "lib-y += clear_page_64.o\n"),
+                       ("arch/x86/lib/clear_page_64.S", "")):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    touched = ("mm/mm_init.c mm/mm_init_kunit.c mm/memory.c mm/gone.c include/linux/mm.h "
+               "arch/x86/lib/clear_page_64.S")
+    monkeypatch.setattr(matrix.kernel_tree, "git", lambda *a, **k: touched)
+    x86 = matrix.series_objects(matrix.TARGETS["x86_64-zone-device"], tmp_path)
+    assert x86 == ["mm/mm_init.o", "mm/memory.o", "arch/x86/lib/clear_page_64.o"]
+    arm64 = matrix.series_objects(matrix.TARGETS["arm64"], tmp_path)
+    assert arm64 == ["mm/mm_init.o", "mm/memory.o"]
+
+def test_architecture_objects_are_built_in_one_job():
+    assert matrix.goal_groups(["mm/mm_init.o", "arch/x86/lib/clear_page_64.o", "mm/memory.o"]) \
+        == [["mm/mm_init.o", "mm/memory.o"], ["-j1", "arch/x86/lib/clear_page_64.o"]]
+    assert matrix.goal_groups(["mm/mm_init.o"]) == [["mm/mm_init.o"]]

@@ -104,9 +104,10 @@ def test_rebind_stress_check_compares_each_cycles_data():
 def test_the_test_plan_comes_from_the_architecture_table():
     plan = [(config, a.name, a.bootable) for config, a in testcmd.kernels()]
     assert plan == [("lab", "x86_64", True), ("vm", "x86_64", True), ("debug", "x86_64", True),
-                    ("kunit", "arm64", True), ("highmem", "i386", False)]
+                    ("kunit", "arm64", True), ("kunit", "sparc64", True),
+                    ("highmem", "i386", False)]
     assert [testcmd.kernel_skip_name(c, a) for c, a, _ in plan] == \
-        ["lab", "vm", "debug", "arm64", "i386"]
+        ["lab", "vm", "debug", "arm64", "sparc64", "i386"]
 
 
 def test_every_scenario_reports_done_or_fails():

@@ -24,13 +24,14 @@ from .runner import LabError, run_logged, say
 
 
 # Every suite the series adds (mm/mm_init_kunit.c, mm/clear_pages_kunit.c),
-# with the option a kernel needs for it: a run that lacks one its kernel
+# with the options a kernel needs for it: a run that lacks one its kernel
 # has tested less than it claims.
-SUITES = {"memmap_init": "CONFIG_MEMMAP_INIT_KUNIT_TEST",
-          "memmap_init_zone_device": "CONFIG_ZONE_DEVICE",
-          "memmap_init_hotplug": "CONFIG_64BIT",
-          "memmap_init_boot": "CONFIG_64BIT",
-          "clear_pages": "CONFIG_CLEAR_PAGES_KUNIT_TEST"}
+MEMMAP_KUNIT = "CONFIG_MEMMAP_INIT_KUNIT_TEST"
+SUITES = {"memmap_init": (MEMMAP_KUNIT,),
+          "memmap_init_zone_device": (MEMMAP_KUNIT, "CONFIG_ZONE_DEVICE"),
+          "memmap_init_hotplug": (MEMMAP_KUNIT, "CONFIG_64BIT"),
+          "memmap_init_boot": (MEMMAP_KUNIT, "CONFIG_64BIT"),
+          "clear_pages": ("CONFIG_CLEAR_PAGES_KUNIT_TEST",)}
 
 def run_suites_at_boot(arch: str) -> list[str]:
     """What a boot needs to run the built-in suites and then end by itself."""
@@ -129,9 +130,8 @@ def parse_console(log: Path, report: Path) -> dict[str, Any]:
 def expected_suites(dotconfig: str) -> list[str]:
     """The suites a kernel of this .config must run."""
     opts = kconfig.parse(dotconfig)
-    memmap = opts.get("CONFIG_MEMMAP_INIT_KUNIT_TEST") == "y"
-    return [name for name, option in SUITES.items()
-            if opts.get(option) == "y" and (memmap or not name.startswith("memmap_"))]
+    return [name for name, needs in SUITES.items()
+            if all(opts.get(option) == "y" for option in needs)]
 
 
 def deferred_init_untested(dotconfig: str, console: str) -> str | None:

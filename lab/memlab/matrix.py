@@ -213,19 +213,22 @@ class PrefixResult:
         return not self.new and not self.failed
 
 
-def series_objects(t: Target, tree: Path) -> list[str]:
-    """The objects built from the C and assembly files the series touches
-    that @tree has and @t builds (its architecture's, and those a Makefile
-    lists: a file #included by another is compiled within it)."""
-    srcarch = {"x86_64": "x86", "i386": "x86"}.get(t.make_arch, t.make_arch)
-    touched = kernel_tree.git("diff", "--name-only",
-                              f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}").split()
+def series_sources() -> list[str]:
+    """The files the series touches."""
+    return kernel_tree.git("diff", "--name-only",
+                           f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}").split()
+
+
+def series_objects(t: Target, tree: Path, touched: list[str]) -> list[str]:
+    """The objects built from the C and assembly files of @touched that
+    @tree has, within @t's directories, and that a Makefile lists (a file
+    #included by another is compiled within it)."""
     objects = []
     for name in touched:
         source = tree / name
         if source.suffix not in (".c", ".S") or not source.exists():
             continue
-        if name.startswith("arch/") and not name.startswith(f"arch/{srcarch}/"):
+        if not name.startswith(t.dirs):
             continue
         obj = Path(name).with_suffix(".o")
         makefile = source.parent / "Makefile"
@@ -234,12 +237,10 @@ def series_objects(t: Target, tree: Path) -> list[str]:
     return objects
 
 
-def clearing_tail() -> list[str]:
-    """The series' separable tail: the commits after the last one that
-    touches mm/mm_init.c (the clearing patches), which must apply to and
-    build on the pristine tree without the memmap patches before them."""
-    commits = kernel_tree.git("rev-list", "--reverse",
-                              f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}").split()
+def clearing_tail(commits: list[str]) -> list[str]:
+    """The series' separable tail: of its @commits, those after the last one
+    that touches mm/mm_init.c (the clearing patches), which must apply to
+    and build on the pristine tree without the memmap patches before them."""
     memmap = set(kernel_tree.git("rev-list", f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}",
                                  "--", "mm/mm_init.c").split())
     last = max((i for i, c in enumerate(commits) if c in memmap), default=-1)
@@ -258,11 +259,11 @@ def tail_tree(tail: list[str]) -> Path:
     return tree
 
 
-def _check_tree(label: str, subject: str, variant: str, tree: Path,
-                targets: list[Target], base: dict[str, set[str]]) -> PrefixResult:
+def _check_tree(label: str, subject: str, variant: str, tree: Path, targets: list[Target],
+                touched: list[str], base: dict[str, set[str]]) -> PrefixResult:
     res = PrefixResult(label, subject, {}, [])
     for t in targets:
-        rc, log = build_variant(t, variant, tree, series_objects(t, tree))
+        rc, log = build_variant(t, variant, tree, series_objects(t, tree, touched))
         new = sorted(diagnostics(log) - base[t.name])
         if new:
             res.new[t.name] = new
@@ -286,9 +287,10 @@ def run_prefixes() -> list[PrefixResult]:
     targets = [TARGETS[n] for n in PREFIX_TARGETS]
     for t in targets:
         deps.apt_install(list(t.packages))
+    touched = series_sources()
     base_tree = kernel_tree.checkout("matrix-base", paths.TAG_BASE)
     base = {t.name: diagnostics(build_variant(t, "base", base_tree,
-                                              series_objects(t, base_tree))[1])
+                                              series_objects(t, base_tree, touched))[1])
             for t in targets}
     commits = kernel_tree.git("rev-list", "--reverse",
                               f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}").split()
@@ -296,11 +298,12 @@ def run_prefixes() -> list[PrefixResult]:
     for i, commit in enumerate(commits, 1):
         subject = kernel_tree.git("log", "-1", "--format=%s", commit)
         tree = kernel_tree.checkout("matrix-prefix", commit)
-        results.append(_check_tree(str(i), subject, "prefix", tree, targets, base))
-    tail = clearing_tail()
+        results.append(_check_tree(str(i), subject, "prefix", tree, targets, touched, base))
+    tail = clearing_tail(commits)
     if tail:
         results.append(_check_tree("tail", f"the last {len(tail)} patches alone on "
-                                   f"{paths.TAG_BASE}", "tail", tail_tree(tail), targets, base))
+                                   f"{paths.TAG_BASE}", "tail", tail_tree(tail), targets,
+                                   touched, base))
     return results
 
 

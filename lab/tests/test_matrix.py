@@ -83,8 +83,9 @@ def _prefix_run(monkeypatch, warns_in: str, tail: list[str]):
     monkeypatch.setattr(matrix.deps, "apt_install", lambda pkgs: None)
     monkeypatch.setattr(matrix.kernel_tree, "git", git)
     monkeypatch.setattr(matrix.kernel_tree, "checkout", lambda name, rev: rev)
-    monkeypatch.setattr(matrix, "series_objects", lambda t, tree: ["mm/mm_init.o"])
-    monkeypatch.setattr(matrix, "clearing_tail", lambda: tail)
+    monkeypatch.setattr(matrix, "series_sources", lambda: ["mm/mm_init.c"])
+    monkeypatch.setattr(matrix, "series_objects", lambda t, tree, touched: ["mm/mm_init.o"])
+    monkeypatch.setattr(matrix, "clearing_tail", lambda commits: tail)
     monkeypatch.setattr(matrix, "tail_tree", lambda commits: "tail")
     monkeypatch.setattr(matrix, "build_variant", lambda t, variant, tree, goals: (
         0, BASE_LOG + (SERIES_LOG.splitlines()[2] if tree == warns_in and
@@ -106,12 +107,9 @@ def test_the_clearing_tail_alone_is_built_too(monkeypatch):
 
 
 def test_the_clearing_tail_follows_the_last_memmap_patch(monkeypatch):
-    def git(*args, **kwargs):
-        if args[-1] == "mm/mm_init.c":
-            return "c2\nc1"        # rev-list's newest first
-        return "c1\nc2\nc3\nc4"
-    monkeypatch.setattr(matrix.kernel_tree, "git", git)
-    assert matrix.clearing_tail() == ["c3", "c4"]
+    # rev-list of the commits touching mm/mm_init.c, newest first
+    monkeypatch.setattr(matrix.kernel_tree, "git", lambda *args, **kwargs: "c2\nc1")
+    assert matrix.clearing_tail(["c1", "c2", "c3", "c4"]) == ["c3", "c4"]
 
 
 def test_only_the_series_objects_that_a_makefile_builds(monkeypatch, tmp_path):
@@ -123,10 +121,9 @@ def test_only_the_series_objects_that_a_makefile_builds(monkeypatch, tmp_path):
         (tmp_path / name).write_text(text)
     touched = ("mm/mm_init.c mm/mm_init_kunit.c mm/memory.c mm/gone.c include/linux/mm.h "
                "arch/x86/lib/clear_page_64.S")
-    monkeypatch.setattr(matrix.kernel_tree, "git", lambda *a, **k: touched)
-    x86 = matrix.series_objects(matrix.TARGETS["x86_64-zone-device"], tmp_path)
+    x86 = matrix.series_objects(matrix.TARGETS["x86_64-zone-device"], tmp_path, touched.split())
     assert x86 == ["mm/mm_init.o", "mm/memory.o", "arch/x86/lib/clear_page_64.o"]
-    arm64 = matrix.series_objects(matrix.TARGETS["arm64"], tmp_path)
+    arm64 = matrix.series_objects(matrix.TARGETS["arm64"], tmp_path, touched.split())
     assert arm64 == ["mm/mm_init.o", "mm/memory.o"]
 
 def test_architecture_objects_are_built_in_one_job():

@@ -11,6 +11,13 @@
                                   MEMLAB lines
   zerocheck.py thp MIB            fault in MIB of THP-backed anonymous memory
                                   and check it reads zero
+  zerocheck.py gigantic PATH BYTES fault|fallocate
+                                  PATH on a 1 GB hugetlbfs: get its pages
+                                  zeroed by one write fault in the middle
+                                  (timed as gigantic_fault_ns) or by
+                                  fallocate() (gigantic_fallocate_ns), check
+                                  they read zero, then dirty them for the
+                                  next round and remove the file
 """
 import mmap
 import os
@@ -99,6 +106,31 @@ def check_thp(mib: int) -> int:
     return 0 if bad < 0 and huge > 0 else 1
 
 
+def gigantic(path: str, length: int, how: str) -> int:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        os.ftruncate(fd, length)
+        if how == "fallocate":
+            start = time.perf_counter_ns()
+            os.posix_fallocate(fd, 0, length)
+            say(gigantic_fallocate_ns=time.perf_counter_ns() - start)
+        m = mmap.mmap(fd, length, mmap.MAP_SHARED)
+    finally:
+        os.close(fd)
+    if how == "fault":
+        start = time.perf_counter_ns()
+        m[length // 2] = 0      # zeroes the page; the pages near here last
+        say(gigantic_fault_ns=time.perf_counter_ns() - start)
+    bad = first_nonzero(m, length)
+    pattern = b"\xa5" * CHUNK  # the next round's page comes back dirty
+    for off in range(0, length, CHUNK):
+        m[off:off + CHUNK] = pattern
+    m.close()
+    os.unlink(path)
+    say(gigantic_how=how, gigantic_first_nonzero=bad)
+    return 0 if bad < 0 else 1
+
+
 def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "dirty":
         return dirty(int(argv[1]))
@@ -108,6 +140,8 @@ def main(argv: list[str]) -> int:
         return check_file(argv[1], int(argv[2]))
     if len(argv) == 2 and argv[0] == "thp":
         return check_thp(int(argv[1]))
+    if len(argv) == 4 and argv[0] == "gigantic" and argv[3] in ("fault", "fallocate"):
+        return gigantic(argv[1], int(argv[2]), argv[3])
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -52,6 +52,7 @@ class GuestSpec:
     append: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)   # for the guest script
     arch: str = arches.GUEST_ARCH
+    cpu: str = ""               # QEMU's -cpu, when not virtme-ng's own
 
 
 @dataclass
@@ -180,6 +181,8 @@ def vng_command(spec: GuestSpec, image: Path) -> list[str]:
     # in the dying task) ends the run at once instead of at the timeout.
     for arg in append + ["loglevel=8", "oops=panic"] + spec.append:
         cmd += ["--append", arg]
+    if spec.cpu:    # after virtme-ng's own -cpu: QEMU takes the last
+        cmd += ["--qemu-opt=-cpu", f"--qemu-opt={spec.cpu}"]
     if icount:
         cmd += ["--qemu-opts", "-icount shift=0,sleep=off"]
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(spec.env.items()))

@@ -23,6 +23,22 @@ def cpu_model() -> str:
     return platform.processor() or "?"
 
 
+def cpu_detail() -> str:
+    """The CPU's name with its family, model and last-level cache, which a
+    virtual machine's bare model name ("AMD EPYC") leaves out."""
+    fields: dict[str, str] = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        return cpu_model()
+    caches = sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"))
+    llc = caches[-1].read_text().strip() if caches else "?"
+    return (f"{cpu_model()} (family {fields.get('cpu family', '?')}, "
+            f"model {fields.get('model', '?')}, last-level cache {llc})")
+
+
 def available_gb() -> float:
     """Memory the host can give a guest now (MemAvailable)."""
     with open("/proc/meminfo") as f:

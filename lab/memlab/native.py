@@ -1,9 +1,10 @@
 """`memlab bench native`: the store patterns on this machine's real CPU.
 
 The struct page layout comes from the built patched kernel (kbuild compiles
-lab/native/memlab_offsets.c to assembly, asm-offsets style), and the
+lab/native/memlab_offsets.c to assembly, asm-offsets style), the
 non-temporal copy is the patch's own <asm/stream_copy.h>, compiled in
-userspace through a two-file shim.
+userspace through a two-file shim, and the clearing variants are the
+patch's own arch/x86/lib/clear_page_64.S, assembled through another.
 """
 from __future__ import annotations
 
@@ -29,6 +30,22 @@ SHIM = {
     "linux/types.h": "#include <stdint.h>\ntypedef uint64_t u64;\ntypedef uint32_t u32;\n",
 }
 
+# The kernel's assembler macros that clear_page_64.S uses, for userspace:
+# no exports, no exception tables (the clear_user code is never called).
+ASM_SHIM = {
+    "linux/export.h": "#define EXPORT_SYMBOL(x)\n#define EXPORT_SYMBOL_GPL(x)\n"
+                      "#define EXPORT_SYMBOL_NS_GPL(x, ns)\n",
+    "linux/linkage.h": "#define SYM_FUNC_START(x) .globl x; .type x, @function; x:\n"
+                       "#define SYM_FUNC_END(x) .size x, .-x\n",
+    "asm/asm.h": "#define RET ret\n#define _ASM_EXTABLE_UA(from, to)\n",
+}
+CLEAR_ASM = "arch/x86/lib/clear_page_64.S"
+
+# The sequence of gigantic pages cleared back to back, when the host has
+# that much memory to spare beside the bench's own buffer.
+SEQUENCE_GB = 16
+SEQUENCE_SPARE_GB = 2
+
 
 def parse_offsets(asm: str) -> dict[str, int]:
     return {m.group(1): int(m.group(2)) for m in _ASM_OFFSET.finditer(asm)}
@@ -49,20 +66,32 @@ def generate_offsets(out: Path) -> dict[str, int]:
     return offsets
 
 
+def write_shim(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
 def compile_bench(offsets: dict[str, int]) -> Path:
     kinc = WORK / "kinc"
-    for rel, text in SHIM.items():
-        (kinc / rel).parent.mkdir(parents=True, exist_ok=True)
-        (kinc / rel).write_text(text)
+    write_shim(kinc, SHIM)
+    asminc = WORK / "asminc"
+    write_shim(asminc, ASM_SHIM)
     for rel, src in (("asm/stream_copy.h", "arch/x86/include/asm/stream_copy.h"),
                      ("asm-generic/stream_copy.h", "include/asm-generic/stream_copy.h")):
         (kinc / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(paths.KERNEL_TREE / src, kinc / rel)
     header = WORK / "memlab_offsets.h"
     header.write_text("".join(f"#define {k} {v}\n" for k, v in sorted(offsets.items())))
+    clear_obj = WORK / "clear_page_64.o"
+    run_logged(["gcc", "-c", "-Wa,--noexecstack", "-I", str(asminc),
+                str(paths.KERNEL_TREE / CLEAR_ASM),
+                "-o", str(clear_obj)], paths.LOGS / "native.log",
+               f"native: assemble the patch's {CLEAR_ASM}")
     binary = WORK / "memmap_bench"
     run_logged(["gcc", "-O2", "-pthread", "-DCONFIG_X86_64", "-include", str(header),
-                "-I", str(kinc), str(NATIVE_SRC / "memmap_bench.c"), "-o", str(binary)],
+                "-I", str(kinc), str(NATIVE_SRC / "memmap_bench.c"), str(clear_obj),
+                "-o", str(binary)],
                paths.LOGS / "native.log", "native: compile")
     return binary
 
@@ -71,10 +100,24 @@ def compile_bench(offsets: dict[str, int]) -> Path:
 # same buffer; zeroing has its own, faster mechanism and is shown in GB/s only.
 RELATIVE_GROUPS = ("memmap", "limit")
 
+# The clearing variants of the large-run groups ("clear 32M", "clear 32M
+# + read run", ...), in the tables' words: the patch's own code, then the
+# limit.
+CLEAR_VARIANTS = {"stosb": "REP STOSB (cached)", "movnti": "MOVNTI",
+                  "clzero": "CLZERO", "vector_nt": "vector streaming (limit)"}
+CLEAR_BASELINE = "stosb"
+CLEAR_STREAMING = ("movnti", "clzero")
+
+
+def is_clear_run_group(group: str) -> bool:
+    """One of the large-run clearing groups, whose rows are CLEAR_VARIANTS."""
+    return group.startswith("clear ")
+
 
 def summarize(records: list[dict]) -> list[dict]:
     """Median GB/s per kernel, and its share of the best streaming fill at
-    that thread count."""
+    that thread count (of the vector streaming clear in a clearing group),
+    and for clearing groups its speed against REP STOSB."""
     rows = []
     for r in records:
         if "seconds" not in r:
@@ -82,12 +125,48 @@ def summarize(records: list[dict]) -> list[dict]:
         med = statistics.median(r["seconds"])
         rows.append({**r, "median_s": med, "gbps": r["bytes"] / med / 1e9,
                      "min_s": min(r["seconds"]), "max_s": max(r["seconds"])})
+    by = {(x["group"], x["name"], x["threads"]): x for x in rows}
     for row in rows:
-        limit = max((x["gbps"] for x in rows
-                     if x["group"] == "limit" and x["threads"] == row["threads"]), default=0)
-        row["pct_of_limit"] = (100 * row["gbps"] / limit
-                               if limit and row["group"] in RELATIVE_GROUPS else None)
+        row["pct_of_limit"] = row["vs_stosb"] = None
+        if is_clear_run_group(row["group"]):
+            limit = by.get((row["group"], "vector_nt", row["threads"]))
+            base = by.get((row["group"], CLEAR_BASELINE, row["threads"]))
+            row["pct_of_limit"] = 100 * row["gbps"] / limit["gbps"] if limit else None
+            row["vs_stosb"] = base["median_s"] / row["median_s"] if base else None
+            continue
+        limit_gbps = max((x["gbps"] for x in rows
+                          if x["group"] == "limit" and x["threads"] == row["threads"]),
+                         default=0)
+        if limit_gbps and row["group"] in RELATIVE_GROUPS:
+            row["pct_of_limit"] = 100 * row["gbps"] / limit_gbps
     return rows
+
+
+def clearing_markdown(meta: dict, rows: list[dict]) -> str:
+    """The large-run clearing groups: GB/s of each variant, and the fastest
+    streaming variant against REP STOSB."""
+    groups = list(dict.fromkeys(r["group"] for r in rows if is_clear_run_group(r["group"])))
+    if not groups:
+        return ""
+    by = {(r["group"], r["name"]): r for r in rows if r["threads"] == 1}
+    names = [n for n in CLEAR_VARIANTS if any((g, n) in by for g in groups)]
+    lines = ["", f"#### Clearing large runs (one thread; limit: {meta['vector']} streaming "
+             f"stores; CLZERO {'present' if meta['clzero'] else 'absent'})", "",
+             "GB/s, median; each run cold; the buffer cleared in runs of the group's "
+             "size, then what the group says is read.", "",
+             "| group | " + " | ".join(CLEAR_VARIANTS[n] for n in names)
+             + " | best streaming vs REP STOSB |",
+             "|---|" + "---:|" * (len(names) + 1)]
+    for g in groups:
+        cells = [f"{by[(g, n)]['gbps']:.1f}" if (g, n) in by else "" for n in names]
+        best = max((by[(g, n)]["vs_stosb"] for n in CLEAR_STREAMING if (g, n) in by),
+                   default=None)
+        lines.append(f"| {g} | " + " | ".join(cells)
+                     + f" | {f'{best:.2f}x' if best else ''} |")
+    if not meta.get("sequence_gb"):
+        lines += ["", f"The {SEQUENCE_GB}G sequence was not run: the host lacked "
+                  f"{SEQUENCE_GB + SEQUENCE_SPARE_GB} GB of available memory."]
+    return "\n".join(lines) + "\n"
 
 
 def markdown(meta: dict, rows: list[dict], cpu: str) -> str:
@@ -106,31 +185,56 @@ def markdown(meta: dict, rows: list[dict], cpu: str) -> str:
              "|---|---|---:|---:|---|---:|---:|---:|"]
     one_thread = {(r["group"], r["name"]): r["median_s"] for r in rows if r["threads"] == 1}
     for r in rows:
+        if is_clear_run_group(r["group"]):
+            continue
         pct = f"{r['pct_of_limit']:.0f}%" if r["pct_of_limit"] is not None else ""
         alone = one_thread.get((r["group"], r["name"]))
         vs_one = f"{r['median_s'] / alone:.2f}" if alone and r["threads"] > 1 else ""
         lines.append(f"| {r['group']} | {r['name']} | {r['threads']} | {1000 * r['median_s']:.1f} | "
                      f"{1000 * r['min_s']:.1f}-{1000 * r['max_s']:.1f} | {r['gbps']:.2f} | {pct} "
                      f"| {vs_one} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + clearing_markdown(meta, rows)
 
 
-def run(device_gb: float = 100.0) -> int:
+def built_bench() -> tuple[Path, dict[str, int]]:
+    """The benchmark binary of the patched lab kernel's tree, and the struct
+    page offsets it was compiled with."""
     deps.ensure("build")
     if not kernel_tree.has_tree():
         kernel_tree.source()
     built = build.build("patched", "lab")
     WORK.mkdir(parents=True, exist_ok=True)
     offsets = generate_offsets(built.out)
-    binary = compile_bench(offsets)
-    say(f"native: running {binary.name} ({device_gb:.0f} GB device memmap)")
-    res = run_quiet([str(binary), str(device_gb)], check=False)
+    return compile_bench(offsets), offsets
+
+
+def check() -> list[str]:
+    """The patch's clearing variants run natively on a guarded run (CLZERO
+    cannot run under TCG): the variants checked, or LabError."""
+    binary, _ = built_bench()
+    res = run_quiet([str(binary), "check"], check=False)
+    if res.returncode != 0:
+        raise LabError(f"native clearing check failed ({res.returncode}): {res.stderr.strip()}")
+    for line in res.stdout.splitlines():
+        if line.startswith('{"checked"'):
+            return list(json.loads(line)["checked"])
+    raise LabError(f"native clearing check: no result in its output:\n{res.stdout}")
+
+
+def run(device_gb: float = 100.0) -> int:
+    binary, offsets = built_bench()
+    sequence_gb = (SEQUENCE_GB if hostinfo.available_gb() >= SEQUENCE_GB + SEQUENCE_SPARE_GB
+                   + device_gb / 64 else 0)
+    say(f"native: running {binary.name} ({device_gb:.0f} GB device memmap"
+        + (f", a {sequence_gb} GB clearing sequence)" if sequence_gb
+           else f"; not the {SEQUENCE_GB} GB clearing sequence: too little memory)"))
+    res = run_quiet([str(binary), str(device_gb), str(sequence_gb)], check=False)
     if res.returncode != 0:
         raise LabError(f"native benchmark failed ({res.returncode}):\n{res.stderr}")
     records = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
-    meta = records[0]
+    meta = next(r for r in records if "struct_page_size" in r)
     rows = summarize(records)
-    cpu = hostinfo.cpu_model()
+    cpu = hostinfo.cpu_detail()
     table = markdown(meta, rows, cpu)
     paths.RESULTS.mkdir(exist_ok=True)
     (paths.RESULTS / "native.json").write_text(json.dumps(

@@ -161,7 +161,7 @@ NATIVE_LOOPS = {
     ("memmap", "copy_nt"): "per-page MOVNTI copy",
     ("memmap", "template_nt"): "MOVNTI runs from registers (the series)",
     ("limit", "movnti_fill"): "limit: MOVNTI fill",
-    ("limit", "ymm_nt_fill"): "limit: widest streaming fill",
+    ("limit", "vector_nt_fill"): "limit: widest streaming fill",
 }
 NATIVE_ONLINE = {"online 128M": "in 128 MB blocks",
                  "online 2G": "in 2 GB blocks"}
@@ -218,6 +218,31 @@ def native_clear_table(source: Path) -> Table:
                       if ("clear", name, t) in by else "n/a" for t in threads]
            for name, label in NATIVE_CLEARS.items()]
     return Table(_native_caption(source, data, rows), header, out, [r[0] for r in out])
+
+
+def native_clear_runs_table(source: Path, touch: str) -> Table:
+    """Clearing large runs with each variant (GB/s), the groups whose name
+    ends with @touch ("" for the runs alone)."""
+    data, rows = _native(source)
+    groups = [g for g in dict.fromkeys(r["group"] for r in rows)
+              if native.is_clear_run_group(g)
+              and (g.endswith(f"+ {touch}") if touch else "+" not in g)]
+    if not groups:
+        raise LabError(f"{source}: no clearing groups ending with {touch!r} "
+                       "(`memlab bench native` records them)")
+    by = {(r["group"], r["name"]): r for r in rows if r["threads"] == 1}
+    names = [n for n in native.CLEAR_VARIANTS if any((g, n) in by for g in groups)]
+    header = ["run", *(f"{native.CLEAR_VARIANTS[n]} GB/s" for n in names),
+              "best streaming vs REP STOSB"]
+    out = []
+    for g in groups:
+        best = max((by[(g, n)]["vs_stosb"] for n in native.CLEAR_STREAMING if (g, n) in by),
+                   default=None)
+        out.append([g, *(f"{by[(g, n)]['gbps']:.1f}" if (g, n) in by else "n/a"
+                         for n in names), f"{best:.2f}x" if best else ""])
+    caption = (_native_caption(source, data, rows) + "; one thread, each run cold; "
+               f"vector streaming stores: {data['meta'].get('vector', '?')}")
+    return Table(caption, header, out, [r[0] for r in out])
 
 
 def _minutes(rec: RunRecord | None, name: str) -> str:
@@ -409,6 +434,9 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
     "native-memmap": lambda: native_memmap_table(R / "native.json"),
     "native-online": lambda: native_online_table(R / "native.json"),
     "native-clear": lambda: native_clear_table(R / "native.json"),
+    "native-clear-runs": lambda: native_clear_runs_table(R / "native.json", ""),
+    "native-clear-read-4k": lambda: native_clear_runs_table(R / "native.json", "read 4K"),
+    "native-clear-read-run": lambda: native_clear_runs_table(R / "native.json", "read run"),
     "references": references_table,
     "ci": ci_table,
     "proof": proof_table,

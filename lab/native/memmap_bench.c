@@ -10,7 +10,7 @@
  *      copy         a template copy per page with plain stores
  *      copy_nt      a template copy per page with the series' streaming
  *                   stores, the template read from memory for every page
- *      template_nt  the series' own loop: stream_fill_u64s() (the very header
+ *      template_nt  the series' own loop: stream_fill_words() (the very header
  *                   of the patch) over one run per memory section, each
  *                   drained, the template held in registers
  *  - the limit: non-zero streaming fills of the same buffer from registers,
@@ -31,6 +31,20 @@
  *  - zeroing: a REP STOSB fill of the same buffer; clear_page() per 4 KiB
  *    vs one clear over 2 MiB and 1 GiB runs (REP STOSB, as clear_pages()
  *    with ERMS)
+ *  - clearing large runs, one thread, with the patch's own variants
+ *    (arch/x86/lib/clear_page_64.S, assembled by memlab): REP STOSB (what
+ *    clear_pages() does below its streaming threshold), MOVNTI, CLZERO
+ *    where the CPU has it, and the widest vector streaming store as the
+ *    limit; the buffer cleared in runs of one size, each run cold:
+ *      clear            the runs alone, at 2 MiB, 32 MiB, 1 GiB
+ *      + read 4K        each run's first page read right after it is cleared
+ *      + read run       each whole run read right after (a user touching
+ *                       all of it), at sizes from 1 MiB to 1 GiB: where
+ *                       streaming overtakes the cached clear
+ *      16G              a 16 GiB buffer in 1 GiB runs (16 gigantic pages),
+ *                       when the host has the memory
+ *    Each variant is checked first: a run between two guard pages reads
+ *    zero and the guards keep their pattern, or the benchmark fails.
  *
  * Each at 1 and 2 threads (the range shared out in whole sections' memmaps,
  * as the kernel shares a ZONE_DEVICE range among threads), REPS repetitions
@@ -41,6 +55,7 @@
  */
 #include <asm/stream_copy.h>	/* from the patch, through memlab's shim */
 
+#include <cpuid.h>
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -64,6 +79,16 @@ struct job {
 
 static unsigned char template_page[STRUCT_PAGE_SIZE] __attribute__((aligned(64)));
 static size_t clear_run;	/* bytes per clear call in the clear kernels */
+
+/* The patch's clear_pages() variants: (address, length in bytes). */
+typedef void (*clear_fn)(void *addr, unsigned long len);
+void clear_pages_erms(void *addr, unsigned long len);
+void clear_pages_movnti(void *addr, unsigned long len);
+void clear_pages_clzero(void *addr, unsigned long len);
+
+enum touch { TOUCH_NONE, TOUCH_FIRST_PAGE, TOUCH_RUN };
+static clear_fn run_clear;	/* the variant the clear_then_touch kernel calls */
+static enum touch run_touch;	/* and what it reads after each run */
 
 static inline uint64_t *field64(unsigned char *page, size_t off)
 {
@@ -112,8 +137,8 @@ static void memmap_copy_nt(unsigned char *buf, size_t bytes, int thread)
 	unsigned char *p;
 
 	for (p = buf; p < buf + bytes; p += STRUCT_PAGE_SIZE)
-		stream_fill_u64s((u64 *)p, (const u64 *)template_page,
-				 STRUCT_PAGE_SIZE / sizeof(u64), 1);
+		stream_copy_words((u64 *)p, (const u64 *)template_page,
+				  STRUCT_PAGE_SIZE / sizeof(u64), 0, 0, stream_store);
 	stream_copy_drain();
 }
 
@@ -125,9 +150,9 @@ static void memmap_template_nt(unsigned char *buf, size_t bytes, int thread)
 	for (off = 0; off < bytes; off += run) {
 		size_t len = run < bytes - off ? run : bytes - off;
 
-		stream_fill_u64s((u64 *)(buf + off), (const u64 *)template_page,
-				 STRUCT_PAGE_SIZE / sizeof(u64),
-				 len / STRUCT_PAGE_SIZE);
+		stream_fill_words((u64 *)(buf + off), (const u64 *)template_page,
+				  STRUCT_PAGE_SIZE / sizeof(u64),
+				  len / STRUCT_PAGE_SIZE, 0, 0, stream_store);
 		stream_copy_drain();
 	}
 }
@@ -245,6 +270,92 @@ static void clear_runs(unsigned char *buf, size_t bytes, int thread)
 
 	for (off = 0; off < bytes; off += clear_run)
 		rep_stosb(buf + off, clear_run < bytes - off ? clear_run : bytes - off);
+}
+
+static volatile uint64_t read_sink;
+
+/* One load per cache line, as a user touching the memory would cause. */
+static void read_lines(const unsigned char *p, size_t bytes)
+{
+	uint64_t sum = 0;
+	size_t off;
+
+	for (off = 0; off < bytes; off += 64)
+		sum += *(const uint64_t *)(p + off);
+	read_sink = sum;
+}
+
+static void clear_then_touch(unsigned char *buf, size_t bytes, int thread)
+{
+	size_t off;
+
+	for (off = 0; off < bytes; off += clear_run) {
+		size_t n = clear_run < bytes - off ? clear_run : bytes - off;
+
+		run_clear(buf + off, n);
+		if (run_touch != TOUCH_NONE)
+			read_lines(buf + off, run_touch == TOUCH_RUN ? n : PAGE_SZ);
+	}
+}
+
+/* The limit: zeroes with the widest vector streaming store, then SFENCE. */
+__attribute__((target("avx512f")))
+static void zero_nt_zmm(void *addr, unsigned long len)
+{
+	unsigned char *p;
+
+	for (p = addr; p < (unsigned char *)addr + len; p += 64)
+		_mm512_stream_si512((void *)p, _mm512_setzero_si512());
+	_mm_sfence();
+}
+
+__attribute__((target("avx")))
+static void zero_nt_ymm(void *addr, unsigned long len)
+{
+	unsigned char *p;
+
+	for (p = addr; p < (unsigned char *)addr + len; p += 64) {
+		_mm256_stream_si256((void *)p, _mm256_setzero_si256());
+		_mm256_stream_si256((void *)(p + 32), _mm256_setzero_si256());
+	}
+	_mm_sfence();
+}
+
+static void zero_nt_xmm(void *addr, unsigned long len)
+{
+	unsigned char *p;
+	int i;
+
+	for (p = addr; p < (unsigned char *)addr + len; p += 64)
+		for (i = 0; i < 64; i += 16)
+			_mm_stream_si128((void *)(p + i), _mm_setzero_si128());
+	_mm_sfence();
+}
+
+/*
+ * A variant clears exactly its run: pattern-filled guard page, run, guard
+ * page, for a run of one page and of 64. Exits on the first wrong byte.
+ */
+static void check_clear(const char *name, clear_fn clear, unsigned char *buf)
+{
+	static const size_t runs[] = { PAGE_SZ, 64 * PAGE_SZ };
+	size_t i, b;
+
+	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		size_t total = runs[i] + 2 * PAGE_SZ;
+
+		memset(buf, 0x5a, total);
+		clear(buf + PAGE_SZ, runs[i]);
+		for (b = 0; b < total; b++) {
+			int in_run = b >= PAGE_SZ && b < PAGE_SZ + runs[i];
+
+			if (buf[b] != (in_run ? 0 : 0x5a)) {
+				fprintf(stderr, "%s: run of %zu bytes: byte %zu of guard, run, guard "
+					"is %#x\n", name, runs[i], b, buf[b]);
+				exit(1);
+			}
+		}
+	}
 }
 
 /* The fills store the template's first 64 bytes per 64 bytes of buffer. */
@@ -373,6 +484,8 @@ struct row {
 	kernel_fn fn;
 	size_t bytes;
 	size_t run;		/* clear_run, or online_block for the online kernels */
+	clear_fn clear;		/* for clear_then_touch */
+	enum touch touch;
 	double secs[REPS];
 };
 
@@ -388,6 +501,14 @@ static void print_row(const struct row *row, int nthreads)
 	fflush(stdout);
 }
 
+/* The kernels' parameters for a row. */
+static void select_row(const struct row *row)
+{
+	clear_run = online_block = row->run;
+	run_clear = row->clear;
+	run_touch = row->touch;
+}
+
 /*
  * The repetitions take turns, one of each row per round, so that a slower
  * spell of a shared host falls on all rows alike rather than on one.
@@ -397,26 +518,152 @@ static void bench_rows(struct row *rows, int nr, unsigned char *buf, int nthread
 	int i, r;
 
 	for (i = 0; i < nr; i++) {	/* warm up */
-		clear_run = online_block = rows[i].run;
+		select_row(&rows[i]);
 		rows[i].fn(buf, rows[i].bytes < (64UL << 20) ? rows[i].bytes : (64UL << 20), 0);
 	}
 	for (r = 0; r < REPS; r++)
 		for (i = 0; i < nr; i++) {
-			clear_run = online_block = rows[i].run;
+			select_row(&rows[i]);
 			rows[i].secs[r] = timed(rows[i].fn, buf, rows[i].bytes, nthreads);
 		}
 	for (i = 0; i < nr; i++)
 		print_row(&rows[i], nthreads);
 }
 
+struct clear_variant {
+	const char *name;
+	clear_fn clear;
+};
+
+static int cpu_has_clzero(void)
+{
+	unsigned int a, b, c, d;
+
+	return __get_cpuid(0x80000008, &a, &b, &c, &d) && (b & 1);
+}
+
+/* The variants this CPU runs, the limit last. */
+static int clear_variants(struct clear_variant *v)
+{
+	int n = 0;
+
+	v[n++] = (struct clear_variant){ "stosb", clear_pages_erms };
+	v[n++] = (struct clear_variant){ "movnti", clear_pages_movnti };
+	if (cpu_has_clzero())
+		v[n++] = (struct clear_variant){ "clzero", clear_pages_clzero };
+	if (__builtin_cpu_supports("avx512f"))
+		v[n++] = (struct clear_variant){ "vector_nt", zero_nt_zmm };
+	else if (__builtin_cpu_supports("avx"))
+		v[n++] = (struct clear_variant){ "vector_nt", zero_nt_ymm };
+	else
+		v[n++] = (struct clear_variant){ "vector_nt", zero_nt_xmm };
+	return n;
+}
+
+/* Every variant clears exactly its run, or the program exits. */
+static void check_clear_variants(unsigned char *buf)
+{
+	struct clear_variant v[4];
+	int n = clear_variants(v), i;
+
+	for (i = 0; i < n; i++)
+		check_clear(v[i].name, v[i].clear, buf);
+	printf("{\"checked\": [");
+	for (i = 0; i < n; i++)
+		printf("%s\"%s\"", i ? ", " : "", v[i].name);
+	printf("]}\n");
+	fflush(stdout);
+}
+
+static const char *size_name(size_t bytes)
+{
+	static char names[32][16];
+	static int used;
+	char *name = names[used++ % 32];
+
+	if (bytes >= (1UL << 30))
+		snprintf(name, 16, "%zuG", bytes >> 30);
+	else
+		snprintf(name, 16, "%zuM", bytes >> 20);
+	return name;
+}
+
+/*
+ * Clearing large runs, one thread: each group one run size and what is
+ * read after each run, each row one variant over the same buffer.
+ */
+static void bench_clearing(unsigned char *buf, double seq_gb)
+{
+	static const size_t read_run_sizes[] = {
+		1UL << 20, 2UL << 20, 4UL << 20, 6UL << 20, 8UL << 20,
+		12UL << 20, 16UL << 20, 32UL << 20, 1UL << 30,
+	};
+	static const size_t sizes[] = { 2UL << 20, 32UL << 20, 1UL << 30 };
+	struct clear_variant v[4];
+	struct row rows[64];
+	static char groups[32][48];
+	int nv = clear_variants(v), nr = 0, ng = 0, i, k;
+	size_t seq_bytes = (size_t)(seq_gb * (1UL << 30));
+
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < (int)(sizeof(sizes) / sizeof(sizes[0])); i++) {
+			int j;
+
+			snprintf(groups[ng], sizeof(groups[ng]), "clear %s%s", size_name(sizes[i]),
+				 k ? " + read 4K" : "");
+			for (j = 0; j < nv; j++)
+				rows[nr++] = (struct row){ groups[ng], v[j].name, clear_then_touch,
+							   1UL << 30, sizes[i], v[j].clear,
+							   k ? TOUCH_FIRST_PAGE : TOUCH_NONE };
+			ng++;
+		}
+	bench_rows(rows, nr, buf, 1);
+	nr = 0;
+	for (i = 0; i < (int)(sizeof(read_run_sizes) / sizeof(read_run_sizes[0])); i++) {
+		int j;
+
+		snprintf(groups[ng], sizeof(groups[ng]), "clear %s + read run",
+			 size_name(read_run_sizes[i]));
+		for (j = 0; j < nv; j++)
+			rows[nr++] = (struct row){ groups[ng], v[j].name, clear_then_touch,
+						   1UL << 30, read_run_sizes[i], v[j].clear,
+						   TOUCH_RUN };
+		ng++;
+	}
+	bench_rows(rows, nr, buf, 1);
+	if (seq_bytes) {
+		unsigned char *seq = mmap(NULL, seq_bytes, PROT_READ | PROT_WRITE,
+					  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+		if (seq == MAP_FAILED) {
+			perror("mmap of the 16G sequence");
+			exit(1);
+		}
+		nr = 0;
+		snprintf(groups[ng], sizeof(groups[ng]), "clear %s in 1G runs",
+			 size_name(seq_bytes));
+		for (i = 0; i < nv; i++)
+			rows[nr++] = (struct row){ groups[ng], v[i].name, clear_then_touch,
+						   seq_bytes, 1UL << 30, v[i].clear, TOUCH_NONE };
+		bench_rows(rows, nr, seq, 1);
+		munmap(seq, seq_bytes);
+	}
+}
+
+/*
+ * memmap_bench DEVICE_GB [SEQUENCE_GB]: the benchmark (SEQUENCE_GB 0 or
+ * absent: no 16G sequence); memmap_bench check: the clearing variants'
+ * check alone.
+ */
 int main(int argc, char **argv)
 {
 	double device_gb = argc > 1 ? atof(argv[1]) : 100.0;
+	double seq_gb = argc > 2 ? atof(argv[2]) : 0;	/* 0: no sequence */
 	size_t pages = (size_t)(device_gb * (1UL << 30) / PAGE_SZ);
 	size_t memmap = pages * STRUCT_PAGE_SIZE;
 	size_t clear_bytes = 1UL << 30;
 	size_t bytes = memmap > clear_bytes ? memmap : clear_bytes;
-	const char *vector_name = "xmm_nt_fill";
+	const char *vector_name = "xmm";
 	kernel_fn vector_fill = fill_nt_xmm;
 	unsigned char *buf;
 	int t;
@@ -427,17 +674,22 @@ int main(int argc, char **argv)
 		perror("mmap");
 		return 1;
 	}
+	check_clear_variants(buf);
+	if (argc > 1 && !strcmp(argv[1], "check"))
+		return 0;
 	memmap_slow(template_page, STRUCT_PAGE_SIZE, 0);
 	/* The widest vector streaming store this CPU has. */
 	if (__builtin_cpu_supports("avx512f")) {
-		vector_name = "zmm_nt_fill";
+		vector_name = "zmm";
 		vector_fill = fill_nt_zmm;
 	} else if (__builtin_cpu_supports("avx")) {
-		vector_name = "ymm_nt_fill";
+		vector_name = "ymm";
 		vector_fill = fill_nt_ymm;
 	}
-	printf("{\"struct_page_size\": %d, \"device_gb\": %.1f, \"memmap_bytes\": %zu}\n",
-	       STRUCT_PAGE_SIZE, device_gb, memmap);
+	printf("{\"struct_page_size\": %d, \"device_gb\": %.1f, \"memmap_bytes\": %zu, "
+	       "\"vector\": \"%s\", \"clzero\": %s, \"sequence_gb\": %.1f}\n",
+	       STRUCT_PAGE_SIZE, device_gb, memmap, vector_name,
+	       cpu_has_clzero() ? "true" : "false", seq_gb);
 	for (t = 1; t <= 2; t++) {
 		struct row rows[] = {
 			{ "memmap", "slow", memmap_slow, memmap, 0 },
@@ -445,7 +697,7 @@ int main(int argc, char **argv)
 			{ "memmap", "copy_nt", memmap_copy_nt, memmap, 0 },
 			{ "memmap", "template_nt", memmap_template_nt, memmap, 0 },
 			{ "limit", "movnti_fill", fill_movnti, memmap, 0 },
-			{ "limit", vector_name, vector_fill, memmap, 0 },
+			{ "limit", "vector_nt_fill", vector_fill, memmap, 0 },
 			{ "zero", "stosb_fill", fill_stosb, memmap, 0 },
 			{ "clear", "per_4k", clear_per_page, clear_bytes, 0 },
 			{ "clear", "run_2m", clear_runs, clear_bytes, 2UL << 20 },
@@ -466,5 +718,6 @@ int main(int argc, char **argv)
 
 		bench_rows(online, sizeof(online) / sizeof(online[0]), buf, 1);
 	}
+	bench_clearing(buf, seq_gb);
 	return 0;
 }

@@ -149,3 +149,14 @@ def test_a_bare_boot_without_timestamps_still_fails_on_bad_pages():
     bad = console.parse(text, bare=True).failures
     assert [f.kind for f in bad] == ["BUG"]
     assert "Bad page state" in bad[0].line
+
+
+def test_gigantic_log_passes_and_a_dirty_round_fails():
+    from memlab.scenarios import check_gigantic
+    con = console.parse(read("guest-hugetlb-1g.log"))
+    assert con.failures == []
+    assert check_gigantic(con, {"ROUNDS": "4"}) == []
+    assert any("expected 5 rounds, saw 4" in p for p in check_gigantic(con, {"ROUNDS": "5"}))
+    con.results.append({"gigantic_first_nonzero": "33562624"})
+    assert any("round 4: gigantic page not zero at byte 33562624" in p
+               for p in check_gigantic(con, {"ROUNDS": "5"}))

@@ -105,6 +105,16 @@ def test_the_callers_accelerator_is_obeyed(monkeypatch, tmp_path):
         guest.vng_command(guest.GuestSpec(script="hello", accel="qemu"), tmp_path / "bzImage")
 
 
+def test_a_cpu_model_comes_after_virtme_ngs_own(monkeypatch, tmp_path):
+    monkeypatch.setattr(hostinfo, "available_gb", lambda: 23.0)
+    cmd = guest.vng_command(guest.GuestSpec(script="hello", accel="tcg",
+                                            cpu="max,vendor=GenuineIntel"), tmp_path / "bzImage")
+    # One argument each: --qemu-opts would swallow the rest of the line.
+    assert cmd[cmd.index("--qemu-opt=-cpu") + 1] == "--qemu-opt=max,vendor=GenuineIntel"
+    cmd = guest.vng_command(guest.GuestSpec(script="hello", accel="tcg"), tmp_path / "bzImage")
+    assert not any(a.startswith("--qemu-opt=") for a in cmd)
+
+
 def test_every_accelerator_has_a_bench_mode_and_a_label():
     assert set(guest.MODES) == {"icount", "wall", "kvm"}
     assert {a.name for a in guest.MODES.values()} == set(guest.ACCELS)

@@ -14,7 +14,7 @@ def test_summary_relates_each_kernel_to_the_best_fill():
     recs = [{"struct_page_size": 64},
             {"group": "limit", "name": "movnti_fill", "threads": 1, "bytes": 10**9,
              "seconds": [0.1, 0.1, 0.2]},
-            {"group": "limit", "name": "ymm_nt_fill", "threads": 1, "bytes": 10**9,
+            {"group": "limit", "name": "vector_nt_fill", "threads": 1, "bytes": 10**9,
              "seconds": [0.2, 0.2, 0.2]},
             {"group": "zero", "name": "stosb_fill", "threads": 1, "bytes": 10**9,
              "seconds": [0.05, 0.05, 0.05]},
@@ -36,3 +36,35 @@ def test_two_threads_are_compared_with_one():
     table = native.markdown({"struct_page_size": 64, "device_gb": 100.0,
                              "memmap_bytes": 1 << 30}, native.summarize(recs), "cpu")
     assert "| memmap | template_nt | 2 | 50.0 | 50.0-50.0 | 20.00 |  | 0.62 |" in table
+
+
+def _clear_records() -> list[dict]:
+    def rec(group: str, name: str, s: float) -> dict:
+        return {"group": group, "name": name, "threads": 1, "bytes": 10**9, "seconds": [s]}
+    return [{"checked": ["stosb", "movnti", "vector_nt"]},
+            {"struct_page_size": 64, "device_gb": 100.0, "memmap_bytes": 1 << 30,
+             "vector": "ymm", "clzero": False, "sequence_gb": 0},
+            rec("clear 32M", "stosb", 0.02), rec("clear 32M", "movnti", 0.01),
+            rec("clear 32M", "vector_nt", 0.008),
+            rec("clear 2M + read run", "stosb", 0.04), rec("clear 2M + read run", "movnti", 0.05),
+            rec("clear 2M + read run", "vector_nt", 0.05)]
+
+
+def test_clearing_groups_are_set_against_rep_stosb_and_their_own_limit():
+    rows = {(r["group"], r["name"]): r for r in native.summarize(_clear_records())}
+    assert rows[("clear 32M", "movnti")]["vs_stosb"] == 2.0
+    assert rows[("clear 32M", "movnti")]["pct_of_limit"] == 80.0
+    assert round(rows[("clear 2M + read run", "movnti")]["vs_stosb"], 6) == 0.8
+    # Not the memmap limit: a clearing group has its own.
+    assert rows[("clear 32M", "stosb")]["pct_of_limit"] == 40.0
+
+
+def test_clearing_table_lists_each_group_once_and_says_what_did_not_run():
+    recs = _clear_records()
+    meta = recs[1]
+    text = native.clearing_markdown(meta, native.summarize(recs))
+    assert "| clear 32M | 50.0 | 100.0 | 125.0 | 2.00x |" in text
+    assert "| clear 2M + read run | 25.0 | 20.0 | 20.0 | 0.80x |" in text
+    assert "CLZERO absent" in text and "16G sequence was not run" in text
+    # The memmap table leaves the clearing groups to their own table.
+    assert "clear 32M" not in native.markdown(meta, native.summarize(recs), "cpu").split("####")[0]

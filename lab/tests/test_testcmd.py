@@ -79,7 +79,7 @@ def test_devdax_check_wants_the_fork_check():
 
 def test_base_kernel_runs_only_the_scenarios_meant_for_it():
     names = [sc.name for sc in testcmd.base_scenarios("lab")]
-    assert names == ["fsdax-fs-dev", "fsdax-fs-mem", "hmm-tests"]
+    assert names == ["fsdax-fs-dev", "fsdax-fs-mem", "hmm-tests", "hugetlb-1g"]
     assert testcmd.base_scenarios("vm") == []
 
 

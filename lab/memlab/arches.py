@@ -40,14 +40,17 @@ class Arch:
         return self.qemu[0] if self.qemu else ""
 
 
+# A QEMU CPU with every feature TCG has that calls itself Intel: x86-64
+# clear_pages() streams large runs there with MOVNTI (TCG has no CLZERO).
+INTEL_TCG_CPU = "max,vendor=GenuineIntel"
+
 ARCHES: dict[str, Arch] = {a.name: a for a in [
     # The guests' architecture (virtme-ng): the lab kernels, measured (lab),
     # under DEBUG_VM with the fast paths on (vm), under KASAN (debug).
-    # Its bare boots take every CPU feature TCG has (ERMS: clear_pages()'s
-    # REP STOSB variant) and call the CPU an Intel one: clear_pages() then
-    # streams large runs with MOVNTI (TCG has no CLZERO, the other way).
+    # Its bare boots run on INTEL_TCG_CPU (ERMS included: clear_pages()'s
+    # REP STOSB variant), so that KUnit's clear_pages() streams.
     Arch("x86_64", "x86_64", "arch/x86/boot/bzImage", ("lab", "vm", "debug"),
-         qemu=("qemu-system-x86_64", "-cpu", "max,vendor=GenuineIntel"),
+         qemu=("qemu-system-x86_64", "-cpu", INTEL_TCG_CPU),
          qemu_packages=("qemu-system-x86",), console="ttyS0"),
     # KUnit only: the generic, plain-store copy helpers.
     Arch("arm64", "arm64", "arch/arm64/boot/Image", ("kunit",), "aarch64-linux-gnu-",

@@ -35,8 +35,9 @@ def cpu_detail() -> str:
         return cpu_model()
     caches = sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"))
     llc = caches[-1].read_text().strip() if caches else "?"
-    return (f"{cpu_model()} (family {fields.get('cpu family', '?')}, "
-            f"model {fields.get('model', '?')}, last-level cache {llc})")
+    return (f"{fields.get('model name') or cpu_model()} (family "
+            f"{fields.get('cpu family', '?')}, model {fields.get('model', '?')}, "
+            f"last-level cache {llc})")
 
 
 def available_gb() -> float:

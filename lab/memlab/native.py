@@ -107,6 +107,7 @@ CLEAR_VARIANTS = {"stosb": "REP STOSB (cached)", "movnti": "MOVNTI",
                   "clzero": "CLZERO", "vector_nt": "vector streaming (limit)"}
 CLEAR_BASELINE = "stosb"
 CLEAR_STREAMING = ("movnti", "clzero")
+CLEAR_LIMIT = "vector_nt"
 
 
 def is_clear_run_group(group: str) -> bool:
@@ -129,7 +130,7 @@ def summarize(records: list[dict]) -> list[dict]:
     for row in rows:
         row["pct_of_limit"] = row["vs_stosb"] = None
         if is_clear_run_group(row["group"]):
-            limit = by.get((row["group"], "vector_nt", row["threads"]))
+            limit = by.get((row["group"], CLEAR_LIMIT, row["threads"]))
             base = by.get((row["group"], CLEAR_BASELINE, row["threads"]))
             row["pct_of_limit"] = 100 * row["gbps"] / limit["gbps"] if limit else None
             row["vs_stosb"] = base["median_s"] / row["median_s"] if base else None
@@ -142,14 +143,27 @@ def summarize(records: list[dict]) -> list[dict]:
     return rows
 
 
+def clearing_table(rows: list[dict], groups: list[str]) -> tuple[list[str], list[list[str]]]:
+    """The variants measured in @groups (one thread), and a row per group:
+    its name, GB/s of each variant, the best streaming variant against REP
+    STOSB."""
+    by = {(r["group"], r["name"]): r for r in rows if r["threads"] == 1}
+    names = [n for n in CLEAR_VARIANTS if any((g, n) in by for g in groups)]
+    out = []
+    for g in groups:
+        best = max((by[(g, n)]["vs_stosb"] for n in CLEAR_STREAMING if (g, n) in by),
+                   default=None)
+        out.append([g, *(f"{by[(g, n)]['gbps']:.1f}" if (g, n) in by else "n/a"
+                         for n in names), f"{best:.2f}x" if best else ""])
+    return names, out
+
+
 def clearing_markdown(meta: dict, rows: list[dict]) -> str:
-    """The large-run clearing groups: GB/s of each variant, and the fastest
-    streaming variant against REP STOSB."""
+    """The large-run clearing groups of a run, for its own report."""
     groups = list(dict.fromkeys(r["group"] for r in rows if is_clear_run_group(r["group"])))
     if not groups:
         return ""
-    by = {(r["group"], r["name"]): r for r in rows if r["threads"] == 1}
-    names = [n for n in CLEAR_VARIANTS if any((g, n) in by for g in groups)]
+    names, table = clearing_table(rows, groups)
     lines = ["", f"#### Clearing large runs (one thread; limit: {meta['vector']} streaming "
              f"stores; CLZERO {'present' if meta['clzero'] else 'absent'})", "",
              "GB/s, median; each run cold; the buffer cleared in runs of the group's "
@@ -157,12 +171,7 @@ def clearing_markdown(meta: dict, rows: list[dict]) -> str:
              "| group | " + " | ".join(CLEAR_VARIANTS[n] for n in names)
              + " | best streaming vs REP STOSB |",
              "|---|" + "---:|" * (len(names) + 1)]
-    for g in groups:
-        cells = [f"{by[(g, n)]['gbps']:.1f}" if (g, n) in by else "" for n in names]
-        best = max((by[(g, n)]["vs_stosb"] for n in CLEAR_STREAMING if (g, n) in by),
-                   default=None)
-        lines.append(f"| {g} | " + " | ".join(cells)
-                     + f" | {f'{best:.2f}x' if best else ''} |")
+    lines += ["| " + " | ".join(cells) + " |" for cells in table]
     if not meta.get("sequence_gb"):
         lines += ["", f"The {SEQUENCE_GB}G sequence was not run: the host lacked "
                   f"{SEQUENCE_GB + SEQUENCE_SPARE_GB} GB of available memory."]
@@ -223,8 +232,9 @@ def check() -> list[str]:
 
 def run(device_gb: float = 100.0) -> int:
     binary, offsets = built_bench()
+    memmap_gb = device_gb * offsets["STRUCT_PAGE_SIZE"] / 4096    # the bench's buffer
     sequence_gb = (SEQUENCE_GB if hostinfo.available_gb() >= SEQUENCE_GB + SEQUENCE_SPARE_GB
-                   + device_gb / 64 else 0)
+                   + max(memmap_gb, 1) else 0)
     say(f"native: running {binary.name} ({device_gb:.0f} GB device memmap"
         + (f", a {sequence_gb} GB clearing sequence)" if sequence_gb
            else f"; not the {SEQUENCE_GB} GB clearing sequence: too little memory)"))

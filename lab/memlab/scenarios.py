@@ -457,10 +457,6 @@ def _gigantic_resized(sc: Scenario, b: BenchSizes) -> Scenario:
 
 NONE_POSTED = "none posted"
 
-# A QEMU CPU that calls itself Intel: clear_pages() streams large runs
-# there with MOVNTI (TCG has no CLZERO), so guests run that path.
-INTEL_TCG_CPU = "max,vendor=GenuineIntel"
-
 SCENARIOS: dict[str, Scenario] = {
     s.name: s for s in [
         Scenario(
@@ -616,7 +612,8 @@ SCENARIOS: dict[str, Scenario] = {
                         "a write fault in its middle (timed) or by fallocate(), then "
                         "dirtied, four rounds: each time it reads zero",
             memory_gb=4, env={"ROUNDS": "4"}, append=["hugepagesz=1G", "hugepages=1"],
-            check=check_gigantic, configs=ALL_CONFIGS, on_base=True, cpu=INTEL_TCG_CPU,
+            check=check_gigantic, configs=ALL_CONFIGS, on_base=True,
+            cpu=arches.INTEL_TCG_CPU,
             bench=(BenchRow(
                 "hugetlb-1g-fault",
                 lambda b: "fault in a 1 GB hugetlb page (zeroed by the fault)",

@@ -230,16 +230,9 @@ def native_clear_runs_table(source: Path, touch: str) -> Table:
     if not groups:
         raise LabError(f"{source}: no clearing groups ending with {touch!r} "
                        "(`memlab bench native` records them)")
-    by = {(r["group"], r["name"]): r for r in rows if r["threads"] == 1}
-    names = [n for n in native.CLEAR_VARIANTS if any((g, n) in by for g in groups)]
+    names, out = native.clearing_table(rows, groups)
     header = ["run", *(f"{native.CLEAR_VARIANTS[n]} GB/s" for n in names),
               "best streaming vs REP STOSB"]
-    out = []
-    for g in groups:
-        best = max((by[(g, n)]["vs_stosb"] for n in native.CLEAR_STREAMING if (g, n) in by),
-                   default=None)
-        out.append([g, *(f"{by[(g, n)]['gbps']:.1f}" if (g, n) in by else "n/a"
-                         for n in names), f"{best:.2f}x" if best else ""])
     caption = (_native_caption(source, data, rows) + "; one thread, each run cold; "
                f"vector streaming stores: {data['meta'].get('vector', '?')}")
     return Table(caption, header, out, [r[0] for r in out])

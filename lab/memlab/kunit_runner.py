@@ -31,6 +31,7 @@ SUITES = {"memmap_init": (MEMMAP_KUNIT,),
           "memmap_init_zone_device": (MEMMAP_KUNIT, "CONFIG_ZONE_DEVICE"),
           "memmap_init_hotplug": (MEMMAP_KUNIT, "CONFIG_64BIT"),
           "memmap_init_boot": (MEMMAP_KUNIT, "CONFIG_64BIT"),
+          "memmap_init_to_buddy": (MEMMAP_KUNIT, "CONFIG_64BIT"),
           "clear_pages": ("CONFIG_CLEAR_PAGES_KUNIT_TEST",)}
 
 def run_suites_at_boot(arch: str) -> list[str]:

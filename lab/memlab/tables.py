@@ -192,9 +192,10 @@ def native_online_table(source: Path) -> Table:
     data, rows = _native(source)
     by = {(r["group"], r["name"]): r for r in rows if r["threads"] == 1}
     header = [f"onlining {data['meta']['device_gb']:g} GB", BASE_INIT.replace(" per-field", ""),
-              "plain template", "streamed template"]
+              "plain template", "streamed template", "one pass, plain", "one pass, streamed"]
+    names = ("slow", "plain", "stream", "one_pass_plain", "one_pass_stream")
     out = [[label] + [f"{1000 * by[(group, k)]['median_s']:.1f} ms" if (group, k) in by
-                      else "n/a" for k in ("slow", "plain", "stream")]
+                      else "n/a" for k in names]
            for group, label in NATIVE_ONLINE.items()]
     return Table(_native_caption(source, data, rows), header, out, [r[0] for r in out])
 

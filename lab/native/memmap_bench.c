@@ -17,14 +17,20 @@
  *    eight MOVNTI per 64 bytes, and the widest vector streaming store this
  *    CPU has (64-byte ZMM, else two YMM, else four XMM per 64 bytes)
  *  - onlining hot-added memory, memory block by memory block (ONLINE_BLOCK
- *    bytes of memory each): the memmap init, then __free_pages_core()'s
- *    pass over the same struct pages (page type and refcount of each page,
- *    a list link per 4 MB buddy block), as online_pages() runs them:
+ *    bytes of memory each): the memmap init, then the buddy allocator's
+ *    pass over the same struct pages, 4 MB buddy block by buddy block:
+ *    __free_pages_core() (page type and refcount of each page), then
+ *    free_pages_prepare() (the flags of each tail), then a list link in
+ *    the head, as online_pages() runs them:
  *      slow         6.12's __init_single_page() + __SetPageOffline()
  *      plain        the series' run loop for hot-added memory: the
  *                   kernel's stream_fill_words() with each lru pointing at
  *                   itself, plain stores, one run per pageblock
  *      stream       the same with the architecture's streaming stores
+ *      one_pass_plain, one_pass_stream
+ *                   plain and stream writing the state of a free page
+ *                   (refcount 0, not offline), and the free pass taking
+ *                   only the head of each buddy block
  *    at 1 thread only (onlining is one thread), for a small and a large
  *    block: where the memmap stays in the caches for the second pass, and
  *    where it does not
@@ -157,8 +163,11 @@ static void memmap_template_nt(unsigned char *buf, size_t bytes, int thread)
 	}
 }
 
-/* 6.12's memmap init of one hot-added page (order 0, not ZONE_DEVICE). */
-static void online_init_slow(unsigned char *p, uint64_t links)
+/*
+ * 6.12's memmap init of one hot-added page (order 0, not ZONE_DEVICE), or,
+ * @free, the series' one-pass state: free for the buddy allocator.
+ */
+static void online_init_slow(unsigned char *p, uint64_t links, int free)
 {
 	volatile uint64_t *w = (volatile uint64_t *)p;
 	size_t i;
@@ -170,7 +179,10 @@ static void online_init_slow(unsigned char *p, uint64_t links)
 	*(volatile int *)(p + PAGE_MAPCOUNT) = -1;
 	*field64(p, PAGE_LRU) = (uint64_t)(p + PAGE_LRU);	/* INIT_LIST_HEAD */
 	*field64(p, PAGE_LRU + 8) = (uint64_t)(p + PAGE_LRU);
-	*(volatile unsigned int *)(p + PAGE_MAPCOUNT) = PAGE_TYPE_OFFLINE;
+	if (free)
+		*(volatile int *)(p + PAGE_REFCOUNT) = 0;	/* set_page_count */
+	else
+		*(volatile unsigned int *)(p + PAGE_MAPCOUNT) = PAGE_TYPE_OFFLINE;
 }
 
 #define PAGEBLOCK_PAGES	512
@@ -178,7 +190,7 @@ static void online_init_slow(unsigned char *p, uint64_t links)
 
 /* memmap_init_hotplug_runs(): one template run per pageblock. */
 static inline void online_init_runs(unsigned char *block, size_t nr, uint64_t links,
-				    int stream)
+				    int stream, int free)
 {
 	const unsigned int words = STRUCT_PAGE_SIZE / 8, lru = PAGE_LRU / 8;
 	size_t pfn, run;
@@ -188,7 +200,7 @@ static inline void online_init_runs(unsigned char *block, size_t nr, uint64_t li
 		uint64_t template[STRUCT_PAGE_SIZE / 8];
 
 		run = nr - pfn < PAGEBLOCK_PAGES ? nr - pfn : PAGEBLOCK_PAGES;
-		online_init_slow(first, links);
+		online_init_slow(first, links, free);
 		memcpy(template, first, STRUCT_PAGE_SIZE);
 		if (stream) {
 			stream_fill_words((u64 *)(first + STRUCT_PAGE_SIZE), template, words,
@@ -201,28 +213,39 @@ static inline void online_init_runs(unsigned char *block, size_t nr, uint64_t li
 	}
 }
 
-/* __free_pages_core(): every page's type and count, then each buddy block. */
-static void online_free(unsigned char *block, size_t nr)
+/*
+ * Each buddy block to the free lists: __free_pages_core()'s walk over its
+ * pages (type and count) and free_pages_prepare()'s over its tails (flags),
+ * unless @walk is 0 (the series' one pass), then a list link in its head.
+ */
+static void online_free(unsigned char *block, size_t nr, int walk)
 {
-	size_t pfn;
+	size_t head, pfn;
 
-	for (pfn = 0; pfn < nr; pfn++) {
-		unsigned char *p = block + pfn * STRUCT_PAGE_SIZE;
+	for (head = 0; head < nr; head += BUDDY_PAGES) {
+		size_t end = nr - head < BUDDY_PAGES ? nr : head + BUDDY_PAGES;
+		volatile uint64_t *h = (volatile uint64_t *)(block + head * STRUCT_PAGE_SIZE);
 
-		*(volatile int *)(p + PAGE_MAPCOUNT) = -1;	/* __ClearPageOffline */
-		*(volatile int *)(p + PAGE_REFCOUNT) = 0;	/* set_page_count */
-	}
-	for (pfn = 0; pfn < nr; pfn += BUDDY_PAGES) {
-		volatile uint64_t *head = (volatile uint64_t *)(block + pfn * STRUCT_PAGE_SIZE);
+		for (pfn = head; walk && pfn < end; pfn++) {
+			unsigned char *p = block + pfn * STRUCT_PAGE_SIZE;
 
-		head[PAGE_LRU / 8] = head[PAGE_LRU / 8 + 1];	/* list_add */
+			*(volatile int *)(p + PAGE_MAPCOUNT) = -1;	/* __ClearPageOffline */
+			*(volatile int *)(p + PAGE_REFCOUNT) = 0;	/* set_page_count */
+		}
+		for (pfn = head + 1; walk && pfn < end; pfn++)
+			*field64(block + pfn * STRUCT_PAGE_SIZE, PAGE_FLAGS) &= ~PAGE_FLAGS_PREP;
+		h[PAGE_LRU / 8] = h[PAGE_LRU / 8 + 1];	/* list_add */
 	}
 }
 
 static size_t online_block;	/* bytes of memory per block in the online kernels */
 
-static void online_blocks(unsigned char *buf, size_t bytes, int how)
+enum online_how { ONLINE_SLOW, ONLINE_PLAIN, ONLINE_STREAM, ONE_PASS_PLAIN, ONE_PASS_STREAM };
+
+static void online_blocks(unsigned char *buf, size_t bytes, enum online_how how)
 {
+	int one_pass = how == ONE_PASS_PLAIN || how == ONE_PASS_STREAM;
+	int stream = how == ONLINE_STREAM || how == ONE_PASS_STREAM;
 	size_t per = online_block / PAGE_SZ, off, nr;
 	uint64_t links = (uint64_t)2 << PAGE_ZONES_PGSHIFT;
 
@@ -232,28 +255,38 @@ static void online_blocks(unsigned char *buf, size_t bytes, int how)
 
 		nr = (bytes - off) / STRUCT_PAGE_SIZE < per ?
 		     (bytes - off) / STRUCT_PAGE_SIZE : per;
-		if (how == 0)
+		if (how == ONLINE_SLOW)
 			for (pfn = 0; pfn < nr; pfn++)
-				online_init_slow(block + pfn * STRUCT_PAGE_SIZE, links);
+				online_init_slow(block + pfn * STRUCT_PAGE_SIZE, links, 0);
 		else
-			online_init_runs(block, nr, links, how == 2);
-		online_free(block, nr);
+			online_init_runs(block, nr, links, stream, one_pass);
+		online_free(block, nr, !one_pass);
 	}
 }
 
 static void online_slow(unsigned char *buf, size_t bytes, int thread)
 {
-	online_blocks(buf, bytes, 0);
+	online_blocks(buf, bytes, ONLINE_SLOW);
 }
 
 static void online_plain(unsigned char *buf, size_t bytes, int thread)
 {
-	online_blocks(buf, bytes, 1);
+	online_blocks(buf, bytes, ONLINE_PLAIN);
 }
 
 static void online_stream(unsigned char *buf, size_t bytes, int thread)
 {
-	online_blocks(buf, bytes, 2);
+	online_blocks(buf, bytes, ONLINE_STREAM);
+}
+
+static void online_one_pass_plain(unsigned char *buf, size_t bytes, int thread)
+{
+	online_blocks(buf, bytes, ONE_PASS_PLAIN);
+}
+
+static void online_one_pass_stream(unsigned char *buf, size_t bytes, int thread)
+{
+	online_blocks(buf, bytes, ONE_PASS_STREAM);
 }
 
 static void clear_per_page(unsigned char *buf, size_t bytes, int thread)
@@ -711,9 +744,17 @@ int main(int argc, char **argv)
 			{ "online 128M", "slow", online_slow, memmap, 128UL << 20 },
 			{ "online 128M", "plain", online_plain, memmap, 128UL << 20 },
 			{ "online 128M", "stream", online_stream, memmap, 128UL << 20 },
+			{ "online 128M", "one_pass_plain", online_one_pass_plain, memmap,
+			  128UL << 20 },
+			{ "online 128M", "one_pass_stream", online_one_pass_stream, memmap,
+			  128UL << 20 },
 			{ "online 2G", "slow", online_slow, memmap, 2UL << 30 },
 			{ "online 2G", "plain", online_plain, memmap, 2UL << 30 },
 			{ "online 2G", "stream", online_stream, memmap, 2UL << 30 },
+			{ "online 2G", "one_pass_plain", online_one_pass_plain, memmap,
+			  2UL << 30 },
+			{ "online 2G", "one_pass_stream", online_one_pass_stream, memmap,
+			  2UL << 30 },
 		};
 
 		bench_rows(online, sizeof(online) / sizeof(online[0]), buf, 1);

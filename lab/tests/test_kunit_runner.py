@@ -38,17 +38,18 @@ def test_built_in_run_has_every_suite_of_the_series():
     # kunit.py parse's JSON for a lab kernel's console (memlab kunit --config lab).
     res = kunit_runner.count(json.loads((DATA / "kunit-built-in-lab.json").read_text()))
     res.require_suites(kunit_runner.expected_suites(ALL_SUITES))
-    assert (res.passed, res.failed, res.skipped) == (88, 0, 0)
+    assert (res.passed, res.failed, res.skipped) == (132, 0, 0)
     assert sorted(res.suites) == sorted(kunit_runner.SUITES)
     assert res.ok
 
 
 def test_a_suite_that_did_not_run_fails_the_run():
-    res = kunit_runner.count(load())   # an older run: three suites missing
+    res = kunit_runner.count(load())   # an older run: four suites missing
     res.require_suites(kunit_runner.expected_suites(ALL_SUITES))
-    assert res.failed == 3 and not res.ok
+    assert res.failed == 4 and not res.ok
     assert res.failures == ["memmap_init_hotplug (suite did not run)",
                             "memmap_init_boot (suite did not run)",
+                            "memmap_init_to_buddy (suite did not run)",
                             "clear_pages (suite did not run)"]
 
 
@@ -65,6 +66,7 @@ def test_a_deferring_kernel_must_defer_at_boot():
 def test_suites_expected_follow_the_kernels_config():
     sparc64 = "CONFIG_MEMMAP_INIT_KUNIT_TEST=y\nCONFIG_64BIT=y\nCONFIG_CLEAR_PAGES_KUNIT_TEST=y\n"
     assert kunit_runner.expected_suites(sparc64) == ["memmap_init", "memmap_init_hotplug",
-                                                     "memmap_init_boot", "clear_pages"]
+                                                     "memmap_init_boot", "memmap_init_to_buddy",
+                                                     "clear_pages"]
     # Without the memmap suite's option, none of its suites, whatever else.
     assert kunit_runner.expected_suites("CONFIG_ZONE_DEVICE=y\nCONFIG_64BIT=y\n") == []

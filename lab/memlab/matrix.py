@@ -219,10 +219,23 @@ def series_sources() -> list[str]:
                            f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}").split()
 
 
+def _directory_behind_option(directory: Path, top: Path) -> bool:
+    """Whether a parent Makefile up to @top adds @directory only with an
+    option (mm/kmsan/ with KMSAN): its code builds only with that option."""
+    while directory != top:
+        makefile = directory.parent / "Makefile"
+        if makefile.exists() and re.search(rf"^obj-\$\(CONFIG_\w+\)\s*\+=.*\b{directory.name}/",
+                                           makefile.read_text(), re.M):
+            return True
+        directory = directory.parent
+    return False
+
+
 def series_objects(t: Target, tree: Path, touched: list[str]) -> list[str]:
     """The objects built from the C and assembly files of @touched that
-    @tree has, within @t's directories, and that a Makefile lists (a file
-    #included by another is compiled within it)."""
+    @tree has, within @t's directories, that a Makefile lists (a file
+    #included by another is compiled within it), outside directories that
+    a Makefile adds only with an option."""
     objects = []
     for name in touched:
         source = tree / name
@@ -232,7 +245,9 @@ def series_objects(t: Target, tree: Path, touched: list[str]) -> list[str]:
             continue
         obj = Path(name).with_suffix(".o")
         makefile = source.parent / "Makefile"
-        if makefile.exists() and f"{obj.name}" in makefile.read_text():
+        top = tree / name.split("/")[0]
+        if (makefile.exists() and f"{obj.name}" in makefile.read_text()
+                and not _directory_behind_option(source.parent, top)):
             objects.append(str(obj))
     return objects
 

@@ -113,14 +113,16 @@ def test_the_clearing_tail_follows_the_last_memmap_patch(monkeypatch):
 
 
 def test_only_the_series_objects_that_a_makefile_builds(monkeypatch, tmp_path):
-    for name, text in (("mm/Makefile", "obj-y += mm_init.o memory.o\n"),
+    for name, text in (("mm/Makefile", "obj-y += mm_init.o memory.o\n"
+                                       "obj-$(CONFIG_KMSAN) += kmsan/\n"),
+                       ("mm/kmsan/Makefile", "obj-y := init.o\n"), ("mm/kmsan/init.c", ""),
                        ("mm/mm_init.c", ""), ("mm/mm_init_kunit.c", ""), ("mm/memory.c", ""),
                        ("arch/x86/lib/Makefile", "lib-y += clear_page_64.o\n"),
                        ("arch/x86/lib/clear_page_64.S", "")):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    touched = ("mm/mm_init.c mm/mm_init_kunit.c mm/memory.c mm/gone.c include/linux/mm.h "
-               "arch/x86/lib/clear_page_64.S")
+    touched = ("mm/kmsan/init.c mm/mm_init.c mm/mm_init_kunit.c mm/memory.c mm/gone.c "
+               "include/linux/mm.h arch/x86/lib/clear_page_64.S")
     x86 = matrix.series_objects(matrix.TARGETS["x86_64-zone-device"], tmp_path, touched.split())
     assert x86 == ["mm/mm_init.o", "mm/memory.o", "arch/x86/lib/clear_page_64.o"]
     arm64 = matrix.series_objects(matrix.TARGETS["arm64"], tmp_path, touched.split())

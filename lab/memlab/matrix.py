@@ -130,11 +130,11 @@ def defined_in(tree: Path, option: str) -> bool:
 
 
 def build_variant(t: Target, variant: str, tree: Path,
-                  goals: list[str] | None = None) -> tuple[int, str]:
-    """Configure and build the target's directories, or only @goals (object
-    files); (exit code, log text). Variant "series" takes the series'
-    options; the others ("prefix", "tail") those of them that their tree
-    defines."""
+                  touched: list[str] | None = None) -> tuple[int, str]:
+    """Configure and build the target's directories, or only the objects
+    of the @touched sources (series_objects()); (exit code, log text).
+    Variant "series" takes the series' options; the others ("prefix",
+    "tail") those of them that their tree defines."""
     out = paths.OUT / f"matrix-{t.name}-{variant}"
     log = paths.LOGS / f"matrix-{t.name}-{variant}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -157,12 +157,13 @@ def build_variant(t: Target, variant: str, tree: Path,
                            "olddefconfig: " + ", ".join(map(str, bad)))
     # Always recompile what is built: a warning is only printed when a file
     # compiles, and ccache replays it.
-    if goals is None:
+    if touched is None:
         goals = list(t.dirs)
         for d in t.dirs:
             for obj in (out / d).rglob("*.o"):
                 obj.unlink()
     else:
+        goals = series_objects(t, tree, touched, (out / ".config").read_text())
         for goal in goals:
             (out / goal).unlink(missing_ok=True)
     rc = 0
@@ -219,23 +220,32 @@ def series_sources() -> list[str]:
                            f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}").split()
 
 
-def _directory_behind_option(directory: Path, top: Path) -> bool:
-    """Whether a parent Makefile up to @top adds @directory only with an
-    option (mm/kmsan/ with KMSAN): its code builds only with that option."""
-    while directory != top:
-        makefile = directory.parent / "Makefile"
-        if makefile.exists() and re.search(rf"^obj-\$\(CONFIG_\w+\)\s*\+=.*\b{directory.name}/",
-                                           makefile.read_text(), re.M):
-            return True
-        directory = directory.parent
-    return False
+_ASSIGNMENT = re.compile(r"^\s*[\w-]+-(?:y|\$\((CONFIG_\w+)\))\s*[:+]?=(.*)$")
 
 
-def series_objects(t: Target, tree: Path, touched: list[str]) -> list[str]:
+def kbuild_lists(makefile: Path, entry: str, config: str) -> bool | None:
+    """Whether @makefile builds @entry (an object or "dir/") with the
+    options of @config (a .config's text): None when no assignment names
+    it, else whether one does so unconditionally or under a set option."""
+    if not makefile.exists():
+        return None
+    named = None
+    for line in makefile.read_text().replace("\\\n", " ").splitlines():
+        m = _ASSIGNMENT.match(line)
+        if not m or entry not in m.group(2).split():
+            continue
+        option = m.group(1)
+        named = bool(named) or option is None or re.search(
+            rf"^{option}=[ym]$", config, re.M) is not None
+    return named
+
+
+def series_objects(t: Target, tree: Path, touched: list[str], config: str) -> list[str]:
     """The objects built from the C and assembly files of @touched that
-    @tree has, within @t's directories, that a Makefile lists (a file
-    #included by another is compiled within it), outside directories that
-    a Makefile adds only with an option."""
+    @tree has, within @t's directories, that Kbuild builds with @config's
+    options: their Makefile lists them (a file #included by another is
+    compiled within it) and no parent Makefile leaves their directory out
+    (mm/kmsan/ without KMSAN, memremap.o without ZONE_DEVICE)."""
     objects = []
     for name in touched:
         source = tree / name
@@ -244,10 +254,13 @@ def series_objects(t: Target, tree: Path, touched: list[str]) -> list[str]:
         if not name.startswith(t.dirs):
             continue
         obj = Path(name).with_suffix(".o")
-        makefile = source.parent / "Makefile"
-        top = tree / name.split("/")[0]
-        if (makefile.exists() and f"{obj.name}" in makefile.read_text()
-                and not _directory_behind_option(source.parent, top)):
+        if not kbuild_lists(source.parent / "Makefile", obj.name, config):
+            continue
+        directory = source.parent
+        while directory != tree and kbuild_lists(directory.parent / "Makefile",
+                                                 directory.name + "/", config) is not False:
+            directory = directory.parent
+        if directory == tree:
             objects.append(str(obj))
     return objects
 
@@ -259,6 +272,9 @@ def clearing_tail(commits: list[str]) -> list[str]:
     memmap = set(kernel_tree.git("rev-list", f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}",
                                  "--", "mm/mm_init.c").split())
     last = max((i for i, c in enumerate(commits) if c in memmap), default=-1)
+    if last + 1 == len(commits):
+        raise LabError("the series ends with a patch to mm/mm_init.c: its clearing patches "
+                       "must come last, to be built alone on the pristine tree")
     return commits[last + 1:]
 
 
@@ -278,7 +294,7 @@ def _check_tree(label: str, subject: str, variant: str, tree: Path, targets: lis
                 touched: list[str], base: dict[str, set[str]]) -> PrefixResult:
     res = PrefixResult(label, subject, {}, [])
     for t in targets:
-        rc, log = build_variant(t, variant, tree, series_objects(t, tree, touched))
+        rc, log = build_variant(t, variant, tree, touched)
         new = sorted(diagnostics(log) - base[t.name])
         if new:
             res.new[t.name] = new
@@ -304,8 +320,7 @@ def run_prefixes() -> list[PrefixResult]:
         deps.apt_install(list(t.packages))
     touched = series_sources()
     base_tree = kernel_tree.checkout("matrix-base", paths.TAG_BASE)
-    base = {t.name: diagnostics(build_variant(t, "base", base_tree,
-                                              series_objects(t, base_tree, touched))[1])
+    base = {t.name: diagnostics(build_variant(t, "base", base_tree, touched)[1])
             for t in targets}
     commits = kernel_tree.git("rev-list", "--reverse",
                               f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}").split()
@@ -315,10 +330,9 @@ def run_prefixes() -> list[PrefixResult]:
         tree = kernel_tree.checkout("matrix-prefix", commit)
         results.append(_check_tree(str(i), subject, "prefix", tree, targets, touched, base))
     tail = clearing_tail(commits)
-    if tail:
-        results.append(_check_tree("tail", f"the last {len(tail)} patches alone on "
-                                   f"{paths.TAG_BASE}", "tail", tail_tree(tail), targets,
-                                   touched, base))
+    results.append(_check_tree("tail", f"the last {len(tail)} patches alone on "
+                               f"{paths.TAG_BASE}", "tail", tail_tree(tail), targets,
+                               touched, base))
     return results
 
 

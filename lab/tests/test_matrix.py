@@ -84,19 +84,18 @@ def _prefix_run(monkeypatch, warns_in: str, tail: list[str]):
     monkeypatch.setattr(matrix.kernel_tree, "git", git)
     monkeypatch.setattr(matrix.kernel_tree, "checkout", lambda name, rev: rev)
     monkeypatch.setattr(matrix, "series_sources", lambda: ["mm/mm_init.c"])
-    monkeypatch.setattr(matrix, "series_objects", lambda t, tree, touched: ["mm/mm_init.o"])
     monkeypatch.setattr(matrix, "clearing_tail", lambda commits: tail)
     monkeypatch.setattr(matrix, "tail_tree", lambda commits: "tail")
-    monkeypatch.setattr(matrix, "build_variant", lambda t, variant, tree, goals: (
+    monkeypatch.setattr(matrix, "build_variant", lambda t, variant, tree, touched: (
         0, BASE_LOG + (SERIES_LOG.splitlines()[2] if tree == warns_in and
                        t.name == "x86_64-hotplug-no-device" else "")))
     return matrix.run_prefixes()
 
 
 def test_a_prefix_that_adds_a_warning_is_named(monkeypatch):
-    results = _prefix_run(monkeypatch, "c2", [])
-    assert [(r.patch, r.subject, r.ok) for r in results] == [("1", "mm: one", True),
-                                                              ("2", "mm: two", False)]
+    results = _prefix_run(monkeypatch, "c2", ["c2"])
+    assert [(r.patch, r.subject, r.ok) for r in results][:2] == [("1", "mm: one", True),
+                                                                  ("2", "mm: two", False)]
     assert list(results[1].new) == ["x86_64-hotplug-no-device"]
 
 
@@ -112,21 +111,37 @@ def test_the_clearing_tail_follows_the_last_memmap_patch(monkeypatch):
     assert matrix.clearing_tail(["c1", "c2", "c3", "c4"]) == ["c3", "c4"]
 
 
-def test_only_the_series_objects_that_a_makefile_builds(monkeypatch, tmp_path):
-    for name, text in (("mm/Makefile", "obj-y += mm_init.o memory.o\n"
+def test_a_series_without_a_clearing_tail_fails(monkeypatch):
+    monkeypatch.setattr(matrix.kernel_tree, "git", lambda *args, **kwargs: "c3\nc1")
+    with pytest.raises(LabError, match="clearing patches must come last"):
+        matrix.clearing_tail(["c1", "c2", "c3"])
+
+
+def test_only_the_series_objects_that_kbuild_builds(tmp_path):
+    for name, text in (("mm/Makefile", "mmu-$(CONFIG_MMU) := highmem.o \\\n\tmemory.o\n"
+                                       "obj-y += mm_init.o\n"
+                                       "obj-$(CONFIG_ZONE_DEVICE) += memremap.o\n"
                                        "obj-$(CONFIG_KMSAN) += kmsan/\n"),
                        ("mm/kmsan/Makefile", "obj-y := init.o\n"), ("mm/kmsan/init.c", ""),
                        ("mm/mm_init.c", ""), ("mm/mm_init_kunit.c", ""), ("mm/memory.c", ""),
+                       ("mm/memremap.c", ""),
                        ("arch/x86/lib/Makefile", "lib-y += clear_page_64.o\n"),
                        ("arch/x86/lib/clear_page_64.S", "")):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     touched = ("mm/kmsan/init.c mm/mm_init.c mm/mm_init_kunit.c mm/memory.c mm/gone.c "
-               "include/linux/mm.h arch/x86/lib/clear_page_64.S")
-    x86 = matrix.series_objects(matrix.TARGETS["x86_64-zone-device"], tmp_path, touched.split())
-    assert x86 == ["mm/mm_init.o", "mm/memory.o", "arch/x86/lib/clear_page_64.o"]
-    arm64 = matrix.series_objects(matrix.TARGETS["arm64"], tmp_path, touched.split())
-    assert arm64 == ["mm/mm_init.o", "mm/memory.o"]
+               "mm/memremap.c include/linux/mm.h arch/x86/lib/clear_page_64.S").split()
+    x86 = matrix.TARGETS["x86_64-zone-device"]
+    assert matrix.series_objects(x86, tmp_path, touched, "CONFIG_MMU=y\n") \
+        == ["mm/mm_init.o", "mm/memory.o", "arch/x86/lib/clear_page_64.o"]
+    assert matrix.series_objects(x86, tmp_path, touched,
+                                 "CONFIG_MMU=y\nCONFIG_ZONE_DEVICE=y\nCONFIG_KMSAN=y\n") \
+        == ["mm/kmsan/init.o", "mm/mm_init.o", "mm/memory.o", "mm/memremap.o",
+            "arch/x86/lib/clear_page_64.o"]
+    arm64 = matrix.TARGETS["arm64"]
+    assert matrix.series_objects(arm64, tmp_path, touched, "CONFIG_MMU=y\n") \
+        == ["mm/mm_init.o", "mm/memory.o"]
+
 
 def test_architecture_objects_are_built_in_one_job():
     assert matrix.goal_groups(["mm/mm_init.o", "arch/x86/lib/clear_page_64.o", "mm/memory.o"]) \

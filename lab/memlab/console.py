@@ -28,7 +28,10 @@ _SHARED = re.compile(r"memmap_init_zone_device initialised (?P<pages>\d+) pages 
 _HOTPLUG_INIT = re.compile(r"memmap_init_range initialised (?P<pages>\d+) hot-added pages "
                            r"in (?P<ns>\d+)ns")
 _ONLINE = re.compile(r"online_pages: onlined (?P<pages>\d+) pages in (?P<ns>\d+)ns")
+# Boot (lab patch): memmap_init() of all boot memory, and memblock_free_all()
+# handing it to the buddy allocator.
 _BOOT_INIT = re.compile(r"memmap_init: (?P<pages>\d+) pages of boot memory in (?P<ns>\d+)ns")
+_BOOT_FREE = re.compile(r"memblock_free_all: (?P<pages>\d+) pages freed in (?P<ns>\d+)ns")
 _RESULT = re.compile(r"^MEMLAB (?P<body>.*)$")
 _KV = re.compile(r"(\w+)=(\S*)")
 
@@ -46,8 +49,8 @@ class Failure:
 @dataclass(frozen=True)
 class MemmapInit:
     """One timed call from a lab patch's line: memmap_init_zone_device(),
-    the memmap init of a hot-added range, a whole online_pages(), or boot's
-    memmap_init()."""
+    the memmap init of a hot-added range, a whole online_pages(), boot's
+    memmap_init() or its memblock_free_all()."""
 
     pages: int
     ns: int
@@ -83,7 +86,15 @@ class Console:
     hotplug_inits: list[MemmapInit] = field(default_factory=list)
     onlines: list[MemmapInit] = field(default_factory=list)
     boot_inits: list[MemmapInit] = field(default_factory=list)
+    boot_frees: list[MemmapInit] = field(default_factory=list)
     results: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def boot_init_and_free(self) -> list[MemmapInit]:
+        """Each boot's memmap_init() and memblock_free_all() as one call:
+        the pages initialized, the time of both."""
+        return [MemmapInit(init.pages, init.ns + free.ns, free.end_s)
+                for init, free in zip(self.boot_inits, self.boot_frees)]
 
     def result(self, key: str) -> str | None:
         """Last value a script reported for key."""
@@ -120,7 +131,8 @@ def parse(text: str, kunit_lines_fail: bool = False, bare: bool = False) -> Cons
         ts = float(km.group("ts")) if km else 0.0
         timed = next(((calls, m) for calls, pattern in
                       ((con.memmap_inits, _MEMMAP), (con.hotplug_inits, _HOTPLUG_INIT),
-                       (con.onlines, _ONLINE), (con.boot_inits, _BOOT_INIT))
+                       (con.onlines, _ONLINE), (con.boot_inits, _BOOT_INIT),
+                       (con.boot_frees, _BOOT_FREE))
                       if (m := pattern.search(msg))), None)
         if timed:
             calls, m = timed

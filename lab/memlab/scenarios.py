@@ -216,10 +216,15 @@ def check_kmem_online(con: Console, env: dict[str, str]) -> list[str]:
 def check_boot_memmap(con: Console, env: dict[str, str]) -> list[str]:
     """Boot: memmap_init() timed once, over at least every page the kernel
     then manages (MemTotal leaves out what boot reserved: under KASAN its
-    shadow, an eighth of memory, so at least three quarters remain)."""
+    shadow, an eighth of memory, so at least three quarters remain), and
+    memblock_free_all() timed once, freeing some of those pages."""
     problems: list[str] = []
-    if len(con.boot_inits) != 1:
-        return problems + [f"expected 1 timed boot memmap_init(), saw {len(con.boot_inits)}"]
+    if len(con.boot_inits) != 1 or len(con.boot_frees) != 1:
+        return problems + [f"expected 1 timed boot memmap_init() and 1 memblock_free_all(), "
+                           f"saw {len(con.boot_inits)} and {len(con.boot_frees)}"]
+    if not 0 < con.boot_frees[0].pages <= con.boot_inits[0].pages:
+        problems.append(f"memblock_free_all() freed {con.boot_frees[0].pages} pages of the "
+                        f"{con.boot_inits[0].pages} that memmap_init() initialized")
     boot_kb = con.boot_inits[0].pages * PAGE_SIZE // 1024
     total_kb = _int(con.result("mem_total_kb")) or 0
     if not total_kb <= boot_kb or total_kb < boot_kb * 3 // 4:
@@ -559,12 +564,18 @@ SCENARIOS: dict[str, Scenario] = {
             name="boot-memmap",
             script="boot-memmap",
             description="boot: the struct pages of all boot memory initialized "
-                        "(timed) in memmap_init()",
+                        "in memmap_init() and freed by memblock_free_all(), both timed",
             memory_gb=3, check=check_boot_memmap, configs=ALL_CONFIGS,
             bench=(BenchRow(
                 "boot-memmap", lambda b: f"memmap_init() of boot memory, {b.boot_gb} GB guest",
                 lambda sc, b: sc.sized(b.boot_gb), NONE_POSTED, calls="boot_inits",
-                label="boot: memmap_init()"),)),
+                label="boot: memmap_init()"),
+                   BenchRow(
+                "boot-memmap-free",
+                lambda b: f"memmap_init() and memblock_free_all() of boot memory, "
+                          f"{b.boot_gb} GB guest",
+                lambda sc, b: sc.sized(b.boot_gb), NONE_POSTED, calls="boot_init_and_free",
+                full_only=True, label="boot: memmap_init() + memblock_free_all()"))),
         Scenario(
             name="device-private",
             script="device-private",

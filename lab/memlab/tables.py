@@ -422,8 +422,9 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
                                    "hugetlb-init-on-alloc"], references=True),
     "icount-quick": lambda: bench_table(R / "icount-quick" / "bench.json"),
     "hotplug-boot": lambda: bench_table(
-        R / "icount-boot-memmap+kmem-online+kmem-online-pages" / "bench.json",
-        ["kmem-online", "kmem-online-pages", "boot-memmap"], per_page=True),
+        R / "icount-boot-memmap+boot-memmap-free+kmem-online+kmem-online-pages" / "bench.json",
+        ["kmem-online", "kmem-online-pages", "boot-memmap", "boot-memmap-free"],
+        per_page=True),
     "wall": lambda: parallel_table(R / "wall" / "bench.json"),
     "native-memmap": lambda: native_memmap_table(R / "native.json"),
     "native-online": lambda: native_online_table(R / "native.json"),

@@ -78,16 +78,21 @@ def test_zeroing_log_passes_and_a_dirty_page_fails():
     assert any("not zero at byte 4096" in p for p in check_zeroing(con, {"ALLOCS": "5"}))
 
 
-def test_boot_memmap_log_has_one_timed_memmap_init():
+def test_boot_memmap_log_has_one_timed_memmap_init_and_free():
     from memlab.scenarios import check_boot_memmap
     con = console.parse(read("guest-boot-memmap.log"))
     assert con.failures == []
-    assert [(i.pages, i.ns) for i in con.boot_inits] == [(786301, 8161074)]
+    assert [(i.pages, i.ns) for i in con.boot_inits] == [(786301, 8064407)]
+    assert [(f.pages, f.ns) for f in con.boot_frees] == [(752095, 13363176)]
+    assert [(b.pages, b.ns) for b in con.boot_init_and_free] == [(786301, 8064407 + 13363176)]
     assert check_boot_memmap(con, {}) == []
     con.results.append({"mem_total_kb": str(786301 * 4 + 4)})
     assert any("kernel manages" in p for p in check_boot_memmap(con, {}))
+    con.boot_frees[0] = console.MemmapInit(786302, 1)
+    assert any("freed 786302 pages" in p for p in check_boot_memmap(con, {}))
     con.boot_inits.clear()
-    assert check_boot_memmap(con, {}) == ["expected 1 timed boot memmap_init(), saw 0"]
+    assert check_boot_memmap(con, {}) == [
+        "expected 1 timed boot memmap_init() and 1 memblock_free_all(), saw 0 and 1"]
 
 
 def test_fsdax_pair_log_passes_the_pair_checks():

@@ -163,7 +163,8 @@ def build_variant(t: Target, variant: str, tree: Path,
             for obj in (out / d).rglob("*.o"):
                 obj.unlink()
     else:
-        goals = series_objects(t, tree, touched, (out / ".config").read_text())
+        goals = series_objects(t, tree, touched,
+                               kconfig.parse((out / ".config").read_text()))
         for goal in goals:
             (out / goal).unlink(missing_ok=True)
     rc = 0
@@ -223,10 +224,10 @@ def series_sources() -> list[str]:
 _ASSIGNMENT = re.compile(r"^\s*[\w-]+-(?:y|\$\((CONFIG_\w+)\))\s*[:+]?=(.*)$")
 
 
-def kbuild_lists(makefile: Path, entry: str, config: str) -> bool | None:
+def kbuild_lists(makefile: Path, entry: str, config: kconfig.Options) -> bool | None:
     """Whether @makefile builds @entry (an object or "dir/") with the
-    options of @config (a .config's text): None when no assignment names
-    it, else whether one does so unconditionally or under a set option."""
+    options of @config: None when no assignment names it, else whether one
+    does so unconditionally or under a set option."""
     if not makefile.exists():
         return None
     named = None
@@ -235,12 +236,12 @@ def kbuild_lists(makefile: Path, entry: str, config: str) -> bool | None:
         if not m or entry not in m.group(2).split():
             continue
         option = m.group(1)
-        named = bool(named) or option is None or re.search(
-            rf"^{option}=[ym]$", config, re.M) is not None
+        named = bool(named) or option is None or config.get(option) in ("y", "m")
     return named
 
 
-def series_objects(t: Target, tree: Path, touched: list[str], config: str) -> list[str]:
+def series_objects(t: Target, tree: Path, touched: list[str],
+                   config: kconfig.Options) -> list[str]:
     """The objects built from the C and assembly files of @touched that
     @tree has, within @t's directories, that Kbuild builds with @config's
     options: their Makefile lists them (a file #included by another is

@@ -132,14 +132,14 @@ def test_only_the_series_objects_that_kbuild_builds(tmp_path):
     touched = ("mm/kmsan/init.c mm/mm_init.c mm/mm_init_kunit.c mm/memory.c mm/gone.c "
                "mm/memremap.c include/linux/mm.h arch/x86/lib/clear_page_64.S").split()
     x86 = matrix.TARGETS["x86_64-zone-device"]
-    assert matrix.series_objects(x86, tmp_path, touched, "CONFIG_MMU=y\n") \
+    assert matrix.series_objects(x86, tmp_path, touched, {"CONFIG_MMU": "y"}) \
         == ["mm/mm_init.o", "mm/memory.o", "arch/x86/lib/clear_page_64.o"]
-    assert matrix.series_objects(x86, tmp_path, touched,
-                                 "CONFIG_MMU=y\nCONFIG_ZONE_DEVICE=y\nCONFIG_KMSAN=y\n") \
+    assert matrix.series_objects(x86, tmp_path, touched, {"CONFIG_MMU": "y",
+                                 "CONFIG_ZONE_DEVICE": "y", "CONFIG_KMSAN": "y"}) \
         == ["mm/kmsan/init.o", "mm/mm_init.o", "mm/memory.o", "mm/memremap.o",
             "arch/x86/lib/clear_page_64.o"]
     arm64 = matrix.TARGETS["arm64"]
-    assert matrix.series_objects(arm64, tmp_path, touched, "CONFIG_MMU=y\n") \
+    assert matrix.series_objects(arm64, tmp_path, touched, {"CONFIG_MMU": "y"}) \
         == ["mm/mm_init.o", "mm/memory.o"]
 
 

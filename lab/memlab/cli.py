@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 import time
 
@@ -239,6 +240,12 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         stderr("interrupted")
         return 130
+    except OSError as e:
+        if e.errno != errno.ENOSPC:
+            raise
+        stderr(f"memlab {args.verb}: error: no space left on the device that holds "
+               f"{e.filename or 'a file it was writing'}: free some space and run it again")
+        return 1
     say(f"{args.verb} finished in {time.monotonic() - start:.0f}s (exit {rc})")
     return rc
 

@@ -6,6 +6,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import time
 from pathlib import Path
 
@@ -47,6 +48,30 @@ def available_gb() -> float:
             if line.startswith("MemAvailable:"):
                 return int(line.split()[1]) / (1024 * 1024)
     return 0.0
+
+
+# Disk under build/ that the default `.ci/run` fills on a fresh clone
+# (kernel trees, build directories, venv), and what a run on a warm build/
+# still writes (logs, objects of changed files, a new tree's checkout).
+COLD_BUILD_DISK_GB = 12
+WARM_BUILD_DISK_GB = 2
+
+
+def free_disk_gb(path: Path) -> float:
+    """Free space of the file system that holds path (or its nearest parent)."""
+    while not path.exists():
+        path = path.parent
+    return shutil.disk_usage(path).free / 2**30
+
+
+def require_build_disk(what: str) -> None:
+    """Fail before any work when build/ cannot hold what `what` writes:
+    a full disk otherwise breaks a run midway, in whatever step is writing."""
+    need = WARM_BUILD_DISK_GB if paths.PRISTINE_TREE.exists() else COLD_BUILD_DISK_GB
+    free = free_disk_gb(paths.BUILD)
+    if free < need:
+        raise LabError(f"{what} needs about {need} GB free for {paths.BUILD}, its file "
+                       f"system has {free:.1f} GB: free some space first")
 
 
 KVM_PROBE_CACHE = paths.BUILD / "kvm-probe.json"

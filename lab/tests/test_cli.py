@@ -111,3 +111,23 @@ def test_a_lab_error_is_a_message_and_exit_1(monkeypatch, capsys):
     monkeypatch.setattr(bench, "run", fail)
     assert cli.main(["bench"]) == 1
     assert "memlab bench: error: no kernel at build/out/x" in capsys.readouterr().err
+
+
+def test_a_full_disk_is_an_error_not_a_traceback(monkeypatch, capsys):
+    import errno
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", "/x/build/logs/mypy.log")
+    monkeypatch.setattr(testcmd, "run", full)
+    assert cli.main(["test", "--quick"]) == 1
+    err = capsys.readouterr().err
+    assert "no space left on the device that holds /x/build/logs/mypy.log" in err
+    assert "Traceback" not in err
+
+
+def test_other_os_errors_are_not_swallowed(monkeypatch):
+    def broken(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(testcmd, "run", broken)
+    with pytest.raises(PermissionError):
+        cli.main(["test", "--quick"])

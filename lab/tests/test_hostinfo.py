@@ -60,3 +60,19 @@ def test_memlab_accel_overrides_the_probe(monkeypatch, tmp_path):
     assert hostinfo.kvm_usable(tmp_path) is False
     monkeypatch.setenv("MEMLAB_ACCEL", "kvm")
     assert hostinfo.kvm_usable(tmp_path) is True
+
+
+def test_a_build_dir_without_room_is_refused_before_any_work(monkeypatch, tmp_path):
+    monkeypatch.setattr(hostinfo.paths, "BUILD", tmp_path / "build")
+    monkeypatch.setattr(hostinfo.paths, "PRISTINE_TREE", tmp_path / "build" / "trees" / "x")
+    monkeypatch.setattr(hostinfo, "free_disk_gb", lambda path: 5.0)
+    # Cold: nothing unpacked yet, the whole footprint must fit.
+    with pytest.raises(LabError, match=r"needs about 12 GB free .* has 5.0 GB"):
+        hostinfo.require_build_disk("memlab test")
+    # Warm: the trees exist, only the run's own writes must fit.
+    (tmp_path / "build" / "trees" / "x").mkdir(parents=True)
+    hostinfo.require_build_disk("memlab test")
+
+
+def test_free_disk_is_read_from_the_nearest_existing_parent(tmp_path):
+    assert hostinfo.free_disk_gb(tmp_path / "not" / "yet") > 0

@@ -2,11 +2,14 @@
 # system RAM (dax kmem) and onlined movable block by block; CYCLES times all
 # its blocks offlined and onlined again, each online timed by the lab patch.
 # Then most of the new memory is used from userspace (tmpfs files of random
-# data, read back) and must be offlined cleanly once freed.
+# data, read back) and must be offlined cleanly once freed. With
+# MEMMAP_ON_MEMORY=1 (and memory_hotplug.memmap_on_memory=1 on the command
+# line) each block carries its own memmap in its first pages.
 set -eu
 . "$(dirname "$0")/lib.sh"
 CYCLES=${CYCLES:-3}
 FILL_MIB=${FILL_MIB:-}	# default: 3/4 of the hot-added memory
+MEMMAP_ON_MEMORY=${MEMMAP_ON_MEMORY:-0}
 need ndctl
 need daxctl
 enable_online_debug
@@ -17,6 +20,11 @@ ndctl create-namespace -f -e namespace0.0 -m devdax -a 2M >/dev/null ||
 	fail "ndctl create-namespace devdax"
 settle
 [ -c /dev/dax0.0 ] || fail "no /dev/dax0.0 after create-namespace"
+# Set while device_dax has the device: kmem reads it when it adds the memory.
+memmap_attr=/sys/bus/dax/devices/dax0.0/memmap_on_memory
+echo "$MEMMAP_ON_MEMORY" > $memmap_attr ||
+	fail "dax0.0 refused memmap_on_memory=$MEMMAP_ON_MEMORY"
+say memmap_on_memory="$(cat $memmap_attr)"
 
 mem=/sys/devices/system/memory
 block_bytes=$((0x$(cat $mem/block_size_bytes)))
@@ -61,29 +69,13 @@ done
 # memory land there. Each file's data must read back as written.
 movable_free() { awk '/^Node .* zone +Movable/ {m=1; next} /^Node/ {m=0} m && /nr_free_pages/ {print $2; exit}' /proc/zoneinfo; }
 free_before=$(movable_free)
-chunk_mib=16
-fill_mib=${FILL_MIB:-$((nr_blocks * block_bytes * 3 / 4 / 1048576))}
-files=$((fill_mib / chunk_mib))
-head -c $((chunk_mib * 1048576)) /dev/urandom > /tmp/memlab-chunk
-want=$(sha256sum < /tmp/memlab-chunk | cut -d' ' -f1)
-fill=/dev/shm/memlab-fill
-mkdir -p $fill
-f=0
-while [ "$f" -lt "$files" ]; do
-	cp /tmp/memlab-chunk $fill/$f || fail "fill file $f"
-	f=$((f + 1))
-done
+fill_memory "${FILL_MIB:-$((nr_blocks * block_bytes * 3 / 4 / 1048576))}"
 free_filled=$(movable_free)
-bad=0
-f=0
-while [ "$f" -lt "$files" ]; do
-	[ "$(sha256sum < $fill/$f | cut -d' ' -f1)" = "$want" ] || bad=$((bad + 1))
-	f=$((f + 1))
-done
-say fill_mib=$((files * chunk_mib)) movable_free_before="$free_before" \
-	movable_free_filled="$free_filled" bad_files="$bad"
-[ "$bad" -eq 0 ] || fail "$bad of $files files read back other data than written"
-rm -rf $fill
+check_fill
+say fill_mib="$fill_mib" movable_free_before="$free_before" \
+	movable_free_filled="$free_filled" bad_files="$bad_files"
+[ "$bad_files" -eq 0 ] || fail "$bad_files of $fill_files files read back other data than written"
+drop_fill
 say phase=offline
 set_state offline
 say done=1

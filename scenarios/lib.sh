@@ -66,6 +66,47 @@ rebind() {  # rebind DRIVER_DIR DEVICE
 	settle
 }
 
+# Use memory from userspace: files on a tmpfs of their own (movable pages),
+# each file a rotation of one random chunk by its own number of bytes, so
+# that every page of every file holds other data: a page that two files
+# share, or that the kernel hands out twice, reads back wrong.
+FILL_DIR=/tmp/memlab-fill
+FILL_CHUNK=/tmp/memlab-chunk
+FILL_CHUNK_MIB=16
+fill_data() {  # fill_data FILE_NUMBER: the file's data, on stdout
+	off=$(($1 * 4104 % (FILL_CHUNK_MIB * 1048576)))
+	tail -c +$((off + 1)) $FILL_CHUNK
+	head -c "$off" $FILL_CHUNK
+}
+
+fill_memory() {  # fill_memory MiB: write at least that; sets fill_mib
+	fill_files=$((($1 + FILL_CHUNK_MIB - 1) / FILL_CHUNK_MIB))
+	fill_mib=$((fill_files * FILL_CHUNK_MIB))
+	head -c $((FILL_CHUNK_MIB * 1048576)) /dev/urandom > $FILL_CHUNK
+	mkdir -p $FILL_DIR
+	mount -t tmpfs -o size=$((fill_mib + 1))m memlab-fill $FILL_DIR ||
+		fail "mount a tmpfs for $fill_mib MiB of files"
+	f=0
+	while [ "$f" -lt "$fill_files" ]; do
+		fill_data $f > $FILL_DIR/$f || fail "fill file $f"
+		f=$((f + 1))
+	done
+}
+
+check_fill() {  # read the files back; sets bad_files (other data than written)
+	bad_files=0
+	f=0
+	while [ "$f" -lt "$fill_files" ]; do
+		fill_data $f | cmp -s - $FILL_DIR/$f || bad_files=$((bad_files + 1))
+		f=$((f + 1))
+	done
+}
+
+drop_fill() {
+	umount $FILL_DIR || fail "umount the fill's tmpfs"
+	rm -f $FILL_CHUNK
+}
+
 checksum() {  # checksum DEVICE MiB
 	head -c "$(($2 * 1048576))" "$1" | sha256sum | cut -d' ' -f1
 }

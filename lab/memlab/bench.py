@@ -77,15 +77,16 @@ TIMING = ("memmap_init_zone_device(): ktime_get_ns() around its call in pagemap_
           "printed by lab patch 0001 in base and patched alike; kmem: the same around "
           "memmap_init_range() in move_pfn_range_to_zone() and around online_pages() "
           "(lab patch 0003); boot: sched_clock() (the TSC) around memmap_init() and "
-          "around memblock_free_all() (lab patch 0004); hugetlb: the guest's "
+          "around memblock_free_all(), ktime_get_ns() around each node's deferred init "
+          "(lab patch 0004); hugetlb: the guest's "
           "perf_counter_ns() around each write() to nr_hugepages (a sample each); udevd "
           "stopped before the timed work")
 
 
-def default_mode() -> str:
-    """kvm where a probe boot of the built base kernel proves it works,
+def default_mode(base_image: Path) -> str:
+    """kvm where a probe boot of a built base kernel proves it works,
     else deterministic icount."""
-    return "kvm" if hostinfo.kvm_usable(_image("base")) else "icount"
+    return "kvm" if hostinfo.kvm_usable(base_image) else "icount"
 
 
 @dataclass
@@ -100,7 +101,7 @@ class Measured:
 
 def measure(sc: BenchScenario, variant: Variant, mode: str) -> Measured:
     """One boot of a variant on a row's scenario, its checks applied."""
-    spec = sc.scenario.spec(variant.kernel, accel=guest.MODES[mode].name)
+    spec = sc.scenario.spec(variant.kernel, sc.row.config, accel=guest.MODES[mode].name)
     spec.append += variant.append
     spec.timeout = 3600
     res = guest.boot_and_run(spec)
@@ -138,11 +139,14 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
     chosen = choose(quick, only, pmem_gb)
     if not kernel_tree.has_tree():
         kernel_tree.source()
-    for kernel in ("base", "patched"):
-        build.build(kernel, "lab")
-    # The KVM probe boots the base kernel: only now is there one to boot.
-    mode = mode or default_mode()
-    if mode == "kvm" and not hostinfo.kvm_usable(_image("base")):
+    configs = sorted({sc.row.config for sc in chosen})
+    for config in configs:
+        for kernel in ("base", "patched"):
+            build.build(kernel, config)
+    # The KVM probe boots a base kernel: only now is there one to boot.
+    probe_image = arches.image_path(arches.GUEST_ARCH, "base", configs[0])
+    mode = mode or default_mode(probe_image)
+    if mode == "kvm" and not hostinfo.kvm_usable(probe_image):
         raise LabError("--mode kvm: the KVM probe boot failed on this host")
     accel = guest.MODES[mode]
     # icount is deterministic: one round per kernel, a second to prove it.
@@ -159,7 +163,7 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
             env=sc.scenario.env, append=sc.scenario.append,
             samples={v.name: [] for v in variants},
             first_bind_us={v.name: [] for v in variants},
-            first_bind_apart=sc.row.first_bind_apart)
+            first_bind_apart=sc.row.first_bind_apart, config=sc.row.config)
         pages[sc.name] = {v.name: set() for v in variants}
         for r in range(rounds):
             for variant in variants:
@@ -200,10 +204,6 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
                        + "; ".join(mismatched))
     documents.refresh()     # the documents' figures that read this run's results
     return 0
-
-
-def _image(kernel: str) -> Path:
-    return arches.image_path(arches.GUEST_ARCH, kernel, "lab")
 
 
 def _kernel_release(log: Path) -> str:

@@ -137,8 +137,9 @@ def parser() -> argparse.ArgumentParser:
                        help="base: the pristine tree; patched: with the series (default); "
                        "both with the lab patches")
         s.add_argument("--config", default="lab",
-                       help="fragment set (configs/NAME.config): lab, vm (DEBUG_VM), "
-                       "debug (KASAN), kunit (arm64, sparc64), highmem (i386)")
+                       help="fragment set (configs/NAME.config): lab, defer (deferred struct "
+                       "page init), vm (defer with DEBUG_VM), debug (KASAN), kunit (arm64, "
+                       "sparc64), highmem (i386)")
         s.add_argument("--arch", default=arches.GUEST_ARCH, choices=archs,
                        help=f"target architecture (default {arches.GUEST_ARCH})")
 
@@ -163,8 +164,9 @@ def parser() -> argparse.ArgumentParser:
                        "(the lab kernel on x86-64), run by one bare QEMU boot")
     s.add_argument("--config",
                    help="the patched kernel to build and boot (default: the arch's first "
-                   "test config: lab on x86-64, kunit on arm64); on x86-64 also vm "
-                   "(DEBUG_VM, template path on) or debug (KASAN)")
+                   "test config: lab on x86-64, kunit on arm64); on x86-64 also defer "
+                   "(deferred struct page init), vm (DEBUG_VM, template path on) or "
+                   "debug (KASAN)")
     s.add_argument("--arch", default=arches.GUEST_ARCH,
                    choices=[a.name for a in arches.ARCHES.values() if a.bootable])
     s.set_defaults(func=_kunit)

@@ -32,6 +32,10 @@ _ONLINE = re.compile(r"online_pages: onlined (?P<pages>\d+) pages in (?P<ns>\d+)
 # handing it to the buddy allocator.
 _BOOT_INIT = re.compile(r"memmap_init: (?P<pages>\d+) pages of boot memory in (?P<ns>\d+)ns")
 _BOOT_FREE = re.compile(r"memblock_free_all: (?P<pages>\d+) pages freed in (?P<ns>\d+)ns")
+# With deferred struct page init (lab patch): each node's deferred init
+# thread, the pages it initialized and freed.
+_DEFERRED = re.compile(r"deferred_init_memmap: node \d+: (?P<pages>\d+) deferred pages "
+                       r"in (?P<ns>\d+)ns")
 _RESULT = re.compile(r"^MEMLAB (?P<body>.*)$")
 _KV = re.compile(r"(\w+)=(\S*)")
 
@@ -50,7 +54,7 @@ class Failure:
 class MemmapInit:
     """One timed call from a lab patch's line: memmap_init_zone_device(),
     the memmap init of a hot-added range, a whole online_pages(), boot's
-    memmap_init() or its memblock_free_all()."""
+    memmap_init() or its memblock_free_all(), or a node's deferred init."""
 
     pages: int
     ns: int
@@ -87,6 +91,7 @@ class Console:
     onlines: list[MemmapInit] = field(default_factory=list)
     boot_inits: list[MemmapInit] = field(default_factory=list)
     boot_frees: list[MemmapInit] = field(default_factory=list)
+    deferred_inits: list[MemmapInit] = field(default_factory=list)
     results: list[dict[str, str]] = field(default_factory=list)
 
     @property
@@ -132,7 +137,7 @@ def parse(text: str, kunit_lines_fail: bool = False, bare: bool = False) -> Cons
         timed = next(((calls, m) for calls, pattern in
                       ((con.memmap_inits, _MEMMAP), (con.hotplug_inits, _HOTPLUG_INIT),
                        (con.onlines, _ONLINE), (con.boot_inits, _BOOT_INIT),
-                       (con.boot_frees, _BOOT_FREE))
+                       (con.boot_frees, _BOOT_FREE), (con.deferred_inits, _DEFERRED))
                       if (m := pattern.search(msg))), None)
         if timed:
             calls, m = timed

@@ -55,6 +55,7 @@ class Row:
     pages_per_call: list[int] = field(default_factory=list)
     logs: list[str] = field(default_factory=list)
     unit: str = "us"
+    config: str = "lab"     # the kernels' config (configs/<config>.config)
 
     @property
     def stats(self) -> dict[str, Stats | None]:
@@ -137,7 +138,8 @@ class Result:
             first_bind_us=r.get("first_bind_us", {}),
             first_bind_apart=r.get("first_bind_stats") is not None,
             pages_per_call=r.get("pages_per_call", []), logs=r.get("logs", []),
-            unit=r.get("unit", "us")) for name, r in data["scenarios"].items()}
+            unit=r.get("unit", "us"), config=r.get("config", "lab"))
+            for name, r in data["scenarios"].items()}
         rep = data.get("repeatability")
         return Result(
             mode=data["mode"], label=data["label"], quick=data.get("quick", False),

@@ -10,11 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from . import arches, guest, paths
+from . import arches, guest, kconfig, paths
 from .console import Console
 from .runner import LabError
 
 PAGE_SIZE = 4096
+STRUCT_PAGE_SIZE = 64       # x86-64's struct page: a block's memmap is 1/64 of it
 
 
 def _int(value: str | None) -> int | None:
@@ -183,24 +184,36 @@ def check_pair(con: Console, env: dict[str, str]) -> list[str]:
 
 def check_kmem_online(con: Console, env: dict[str, str]) -> list[str]:
     """dax kmem: every block of the region onlined (1 + CYCLES) times, each
-    online over a whole block with its memmap init timed; the memory then
-    used (files read back intact, taken from ZONE_MOVABLE) and offlined."""
+    online over a whole block with its memmap init timed (with
+    MEMMAP_ON_MEMORY, over the block but its memmap, which is initialized
+    first on its own); the memory then used (files read back intact, taken
+    from ZONE_MOVABLE) and offlined."""
     problems: list[str] = []
     cycles = int(env["CYCLES"])
     blocks, block_bytes = _int(con.result("blocks")), _int(con.result("block_bytes"))
     if not blocks or not block_bytes:
         return problems + ["scenario did not report the hot-added memory blocks"]
+    memmap_on_memory = env.get("MEMMAP_ON_MEMORY", "0")
+    if con.result("memmap_on_memory") != memmap_on_memory:
+        problems.append(f"dax0.0 has memmap_on_memory={con.result('memmap_on_memory')}, "
+                        f"asked for {memmap_on_memory}")
     block_pages = block_bytes // PAGE_SIZE
+    vmemmap_pages = block_pages * STRUCT_PAGE_SIZE // PAGE_SIZE if memmap_on_memory == "1" else 0
     onlines = blocks * (1 + cycles)
-    for what, calls in (("online_pages()", con.onlines),
-                        ("hot-added memmap init", con.hotplug_inits)):
-        if len(calls) != onlines:
-            problems.append(f"expected {onlines} {what} calls ({blocks} blocks x "
-                            f"(1 + {cycles} cycles)), saw {len(calls)}")
-        wrong = [c.pages for c in calls if c.pages != block_pages]
-        if wrong:
-            problems.append(f"{what} over {wrong} pages, expected {block_pages} "
-                            f"(block of {block_bytes} bytes)")
+    # The memmap inits of one online, in order: its vmemmap's, then the rest.
+    init_pages = [p for p in (vmemmap_pages, block_pages - vmemmap_pages) if p]
+    for what, calls, per_online in (
+            ("online_pages()", con.onlines, [block_pages - vmemmap_pages]),
+            ("hot-added memmap init", con.hotplug_inits, init_pages)):
+        want = per_online * onlines
+        if len(calls) != len(want):
+            each = f" x {len(per_online)}" if len(per_online) > 1 else ""
+            problems.append(f"expected {len(want)} {what} calls ({blocks} blocks x "
+                            f"(1 + {cycles} cycles){each}), saw {len(calls)}")
+        elif [c.pages for c in calls] != want:
+            problems.append(f"{what} over {sorted({c.pages for c in calls})} pages, expected "
+                            f"{per_online} per online (block of {block_bytes} bytes, "
+                            f"{vmemmap_pages} pages of its memmap on it)")
     if con.result("bad_files") != "0":
         problems.append(f"{con.result('bad_files')} files on the new memory read back "
                         "other data than written")
@@ -213,12 +226,32 @@ def check_kmem_online(con: Console, env: dict[str, str]) -> list[str]:
     return problems
 
 
+def check_memory_used(con: Console, env: dict[str, str]) -> list[str]:
+    """With FILL_PCT, the script filled at least that share of the memory
+    available after boot and read all of it back as written."""
+    pct = int(env.get("FILL_PCT", "0"))
+    if not pct:
+        return []
+    available_kb, fill_mib = _int(con.result("available_kb")), _int(con.result("fill_mib"))
+    if available_kb is None or fill_mib is None:
+        return ["the script did not report the memory it filled"]
+    problems = []
+    want_mib = available_kb * pct // 100 // 1024
+    if fill_mib < want_mib or fill_mib <= 0:
+        problems.append(f"filled {fill_mib} MiB of the {available_kb // 1024} MiB available, "
+                        f"asked for {pct}%")
+    if con.result("bad_files") != "0":
+        problems.append(f"{con.result('bad_files')} files read back other data than written")
+    return problems
+
+
 def check_boot_memmap(con: Console, env: dict[str, str]) -> list[str]:
     """Boot: memmap_init() timed once, over at least every page the kernel
     then manages (MemTotal leaves out what boot reserved: under KASAN its
     shadow, an eighth of memory, so at least three quarters remain), and
-    memblock_free_all() timed once, freeing some of those pages."""
-    problems: list[str] = []
+    memblock_free_all() timed once, freeing some of those pages; then the
+    memory used, when the scenario asks for it."""
+    problems = check_memory_used(con, env)
     if len(con.boot_inits) != 1 or len(con.boot_frees) != 1:
         return problems + [f"expected 1 timed boot memmap_init() and 1 memblock_free_all(), "
                            f"saw {len(con.boot_inits)} and {len(con.boot_frees)}"]
@@ -230,6 +263,27 @@ def check_boot_memmap(con: Console, env: dict[str, str]) -> list[str]:
     if not total_kb <= boot_kb or total_kb < boot_kb * 3 // 4:
         problems.append(f"memmap_init() covered {boot_kb} kB of boot memory, "
                         f"the kernel manages {total_kb} kB")
+    return problems
+
+
+def check_boot_deferred(con: Console, env: dict[str, str]) -> list[str]:
+    """Boot with deferred struct page init: boot's checks, and one deferred
+    init thread per node with memory, each having initialized and freed
+    pages, together no more than memmap_init() covered. (memblock_free_all()
+    counts the deferred pages it leaves to the threads as freed.)"""
+    problems = check_boot_memmap(con, env)
+    nodes = _int(con.result("memory_nodes")) or 0
+    deferred = con.deferred_inits
+    if not nodes or len(deferred) != nodes:
+        return problems + [f"expected a deferred init line from each of the {nodes} nodes "
+                           f"with memory, saw {len(deferred)}"]
+    if any(d.pages <= 0 for d in deferred):
+        problems.append(f"deferred init threads freed {[d.pages for d in deferred]} pages: "
+                        "nothing was deferred")
+    freed = sum(d.pages for d in deferred)
+    if con.boot_inits and freed > con.boot_inits[0].pages:
+        problems.append(f"the deferred init threads freed {freed} pages, memmap_init() "
+                        f"covered {con.boot_inits[0].pages}")
     return problems
 
 
@@ -355,6 +409,8 @@ class BenchRow:
     full_only: bool = False
     # A short name for narrow tables (the cover letter's); the row's name if "".
     label: str = ""
+    # The config of the base and patched kernels the row boots.
+    config: str = "lab"
 
 
 @dataclass
@@ -421,9 +477,15 @@ def resolve_env(env: dict[str, str], variant: str, config: str = "lab") -> dict[
 
 REBINDS = 3
 LOADS = 3
-# Every x86-64 config the test suite boots: the measured lab kernel, and
-# with `memlab test --full` vm (DEBUG_VM, fast paths on) and debug (KASAN).
+# Every x86-64 config the test suite boots: the measured lab kernel, the
+# lab kernel with deferred struct page init (defer), and with `memlab test
+# --full` vm (defer with DEBUG_VM, fast paths on) and debug (KASAN).
 ALL_CONFIGS = arches.guest().test_configs
+DEFER_CONFIG = "defer"
+# Those whose boot leaves most of memory to the deferred init threads.
+DEFERRING_CONFIGS = tuple(
+    c for c in ALL_CONFIGS
+    if kconfig.load_fragment(c).get("CONFIG_DEFERRED_STRUCT_PAGE_INIT") == "y")
 DAX_FS_REBINDS = 2
 STRESS_CYCLES = 10     # each of the 5 layouts twice
 # test_hmm's device memory chunk (its default size), and where the guest's
@@ -432,6 +494,9 @@ STRESS_CYCLES = 10     # each of the 5 layouts twice
 HMM_CHUNK_BYTES = 256 << 20
 HMM_COHERENT_START = 0x160000000
 DAX_FS_ENV = {"REBINDS": str(DAX_FS_REBINDS), "FILES": "4", "FILE_MIB": "8"}
+# Boot scenarios use this share of the memory available after boot (lib.sh's
+# fill_memory()); the bench's large guests do not.
+BOOT_FILL = {"FILL_PCT": "75"}
 
 
 def _rebinds_resized(sc: Scenario, b: BenchSizes) -> Scenario:
@@ -450,6 +515,12 @@ def _hugetlb_resized(sc: Scenario, b: BenchSizes) -> Scenario:
                     ALLOCS="3" if b.quick else "5", THP_MIB="16",
                     CHECK_MIB="64" if b.quick else "256",
                     DIRTY_MIB=str(min(1024, b.hugepages * 2)))
+
+
+def _boot_resized(sc: Scenario, b: BenchSizes) -> Scenario:
+    # Boot alone: filling a large guest's memory under TCG takes long and
+    # is not what the row times.
+    return sc.sized(b.boot_gb, FILL_PCT="0")
 
 
 def _gigantic_resized(sc: Scenario, b: BenchSizes) -> Scenario:
@@ -561,21 +632,46 @@ SCENARIOS: dict[str, Scenario] = {
                 _kmem_resized, NONE_POSTED, calls="onlines", full_only=True,
                 label="dax kmem: online_pages()"))),
         Scenario(
+            name="kmem-memmap-on-memory",
+            script="kmem-online",
+            description="kmem-online with memmap_on_memory: each hot-added block's memmap "
+                        "in its own first pages, initialized apart from the rest of the "
+                        "block and never freed",
+            memory_gb=3, pmem_gb=1, env={"CYCLES": str(REBINDS), "MEMMAP_ON_MEMORY": "1"},
+            append=["memory_hotplug.memmap_on_memory=1"],
+            check=check_kmem_online, configs=("lab", "vm"), on_base=True),
+        Scenario(
             name="boot-memmap",
             script="boot-memmap",
             description="boot: the struct pages of all boot memory initialized "
-                        "in memmap_init() and freed by memblock_free_all(), both timed",
-            memory_gb=3, check=check_boot_memmap, configs=ALL_CONFIGS,
+                        "in memmap_init() and freed by memblock_free_all(), both timed; "
+                        f"then {BOOT_FILL['FILL_PCT']}% of the available memory filled "
+                        "from userspace and read back",
+            memory_gb=3, env=BOOT_FILL, check=check_boot_memmap,
+            configs=tuple(c for c in ALL_CONFIGS if c not in DEFERRING_CONFIGS),
             bench=(BenchRow(
                 "boot-memmap", lambda b: f"memmap_init() of boot memory, {b.boot_gb} GB guest",
-                lambda sc, b: sc.sized(b.boot_gb), NONE_POSTED, calls="boot_inits",
+                _boot_resized, NONE_POSTED, calls="boot_inits",
                 label="boot: memmap_init()"),
                    BenchRow(
                 "boot-memmap-free",
                 lambda b: f"memmap_init() and memblock_free_all() of boot memory, "
                           f"{b.boot_gb} GB guest",
-                lambda sc, b: sc.sized(b.boot_gb), NONE_POSTED, calls="boot_init_and_free",
+                _boot_resized, NONE_POSTED, calls="boot_init_and_free",
                 full_only=True, label="boot: memmap_init() + memblock_free_all()"))),
+        Scenario(
+            name="boot-deferred",
+            script="boot-memmap",
+            description="boot with deferred struct page init: memmap_init() of boot memory "
+                        "but the rest of each node's highest zone, which a thread per node "
+                        "initializes and frees after SMP is up, all timed; then memory "
+                        "filled as in boot-memmap",
+            memory_gb=3, env=BOOT_FILL, check=check_boot_deferred, configs=DEFERRING_CONFIGS,
+            bench=(BenchRow(
+                "boot-deferred",
+                lambda b: f"deferred init of a node's memory, {b.boot_gb} GB guest",
+                _boot_resized, NONE_POSTED, calls="deferred_inits",
+                full_only=True, label="boot: deferred init", config=DEFER_CONFIG),)),
         Scenario(
             name="device-private",
             script="device-private",

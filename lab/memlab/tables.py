@@ -321,6 +321,7 @@ def proof_table() -> Table:
     rows = [
         ["KUnit: every struct page byte-identical to the slow path's",
          "lab (x86-64, streaming stores)", _kunit_cell(default, "kunit lab")],
+        ["", "defer (x86-64, deferred struct page init)", _kunit_cell(default, "kunit defer")],
         ["", "kunit (arm64: plain stores, deferred init, DEBUG_VM)",
          _kunit_cell(default, "kunit kunit arm64")],
         ["", "kunit (sparc64: page->virtual per pfn, section in page->flags)",
@@ -329,6 +330,7 @@ def proof_table() -> Table:
         ["", "debug (KASAN: the fast paths step aside)", _kunit_cell(full, "kunit debug")],
         ["Guest scenarios (QEMU): data, page counts, console clean",
          "lab, patched and base", _guest_cell(default, "guest lab")],
+        ["", "defer", _guest_cell(default, "guest defer")],
         ["", "vm", _guest_cell(full, "guest vm")],
         ["", "debug", _guest_cell(full, "guest debug")],
         ["Deliberately broken fast paths", "KUnit", caught("kunit")],

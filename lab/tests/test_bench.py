@@ -188,3 +188,27 @@ def test_every_stored_result_loads():
     for path in sorted(paths.RESULTS.glob("*/bench.json")):
         r = results.Result.load(path)
         assert r.rows and all(row.samples for row in r.rows.values()), path
+
+
+def test_a_row_boots_and_builds_the_kernels_of_its_config(monkeypatch):
+    # boot-deferred measures the deferring kernels; the others the lab's.
+    full = {s.name: s for s in bench.scenarios(quick=False, pmem_gb=4)}
+    deferred, boot = full["boot-deferred"], full["boot-memmap"]
+    assert (deferred.row.config, boot.row.config) == ("defer", "lab")
+    assert deferred.scenario.env["FILL_PCT"] == "0" == boot.scenario.env["FILL_PCT"]
+    seen = []
+
+    def fake_boot(spec, failure_expected=False):
+        seen.append(spec.config)
+        raise bench.LabError("stop here")
+    monkeypatch.setattr(bench.guest, "boot_and_run", fake_boot)
+    with pytest.raises(bench.LabError):
+        bench.measure(deferred, bench.BASE, "icount")
+    assert seen == ["defer"]
+    built = []
+    monkeypatch.setattr(bench.kernel_tree, "has_tree", lambda: True)
+    monkeypatch.setattr(bench.build, "build", lambda kernel, config: built.append((kernel, config)))
+    monkeypatch.setattr(bench.hostinfo, "kvm_usable", lambda image: False)
+    with pytest.raises(bench.LabError):
+        bench.run(only=["boot-deferred", "boot-memmap"])
+    assert built == [("base", "defer"), ("patched", "defer"), ("base", "lab"), ("patched", "lab")]

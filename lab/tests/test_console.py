@@ -135,6 +135,23 @@ def test_kmem_online_log_passes_the_online_checks():
     assert con.memmap_inits == []
 
 
+def test_kmem_memmap_on_memory_log_initializes_each_blocks_memmap_apart():
+    env = {"CYCLES": "3", "MEMMAP_ON_MEMORY": "1"}
+    con = console.parse(read("guest-kmem-memmap-on-memory.log"))
+    assert not con.failures
+    assert check_kmem_online(con, env) == []
+    assert [c.pages for c in con.hotplug_inits[:2]] == [512, 32768 - 512]
+    assert {c.pages for c in con.onlines} == {32768 - 512}
+    # The same log read as a plain kmem run, and a plain run read as this one.
+    problems = " | ".join(check_kmem_online(con, {"CYCLES": "3"}))
+    assert "dax0.0 has memmap_on_memory=1, asked for 0" in problems
+    assert "expected 28 hot-added memmap init calls (7 blocks x (1 + 3 cycles)), saw 56" \
+        in problems
+    plain = console.parse(read("guest-kmem-online.log"))
+    assert "online_pages() over [32768] pages, expected [32256] per online" in \
+        " | ".join(check_kmem_online(plain, env))
+
+
 def test_kmem_online_check_reports_missing_onlines_and_unused_memory():
     con = console.parse(read("guest-kmem-online.log"))
     con.onlines = con.onlines[:-1]
@@ -142,7 +159,8 @@ def test_kmem_online_check_reports_missing_onlines_and_unused_memory():
     con.results.append({"movable_free_filled": con.result("movable_free_before") or ""})
     problems = " | ".join(check_kmem_online(con, {"CYCLES": "3"}))
     assert "expected 28 online_pages() calls (7 blocks x (1 + 3 cycles)), saw 27" in problems
-    assert "hot-added memmap init over [100] pages, expected 32768" in problems
+    assert "hot-added memmap init over [100, 32768] pages, expected [32768] per online" \
+        in problems
     assert "the hot-added memory was not used" in problems
 
 
@@ -165,3 +183,39 @@ def test_gigantic_log_passes_and_a_dirty_round_fails():
     con.results.append({"gigantic_first_nonzero": "33562624"})
     assert any("round 4: gigantic page not zero at byte 33562624" in p
                for p in check_gigantic(con, {"ROUNDS": "5"}))
+
+
+def test_the_deferred_init_lines_are_parsed():
+    con = console.parse("[    1.500000] deferred_init_memmap: node 0: 196608 deferred pages "
+                        "in 41234567ns\n")
+    assert [(d.pages, d.ns) for d in con.deferred_inits] == [(196608, 41234567)]
+
+
+def test_boot_fill_must_cover_its_share_and_read_back():
+    from memlab.scenarios import BOOT_FILL, check_memory_used
+    con = console.Console(results=[{"available_kb": "2048000", "fill_mib": "1504",
+                                    "bad_files": "0"}])
+    assert check_memory_used(con, BOOT_FILL) == []        # 75% of 2000 MiB is 1500
+    assert check_memory_used(con, {"FILL_PCT": "0"}) == []
+    con.results.append({"fill_mib": "1488"})
+    assert any("filled 1488 MiB" in p for p in check_memory_used(con, BOOT_FILL))
+    con.results.append({"fill_mib": "1504", "bad_files": "2"})
+    assert check_memory_used(con, BOOT_FILL) == ["2 files read back other data than written"]
+    assert check_memory_used(console.Console(), BOOT_FILL) == [
+        "the script did not report the memory it filled"]
+
+
+def test_boot_deferred_log_has_a_deferred_init_per_node():
+    from memlab.scenarios import BOOT_FILL, check_boot_deferred
+    con = console.parse(read("guest-boot-deferred.log"))
+    assert con.failures == []
+    assert [(d.pages, d.ns) for d in con.deferred_inits] == [(215260, 18471510)]
+    assert check_boot_deferred(con, BOOT_FILL) == []
+    con.results.append({"memory_nodes": "2"})
+    assert any("each of the 2 nodes with memory, saw 1" in p
+               for p in check_boot_deferred(con, BOOT_FILL))
+    con.results.append({"memory_nodes": "1"})
+    con.deferred_inits[0] = console.MemmapInit(0, 1)
+    assert any("nothing was deferred" in p for p in check_boot_deferred(con, BOOT_FILL))
+    con.deferred_inits[0] = console.MemmapInit(786302, 1)
+    assert any("freed 786302 pages" in p for p in check_boot_deferred(con, BOOT_FILL))

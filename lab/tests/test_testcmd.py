@@ -79,7 +79,8 @@ def test_devdax_check_wants_the_fork_check():
 
 def test_base_kernel_runs_only_the_scenarios_meant_for_it():
     names = [sc.name for sc in testcmd.base_scenarios("lab")]
-    assert names == ["fsdax-fs-dev", "fsdax-fs-mem", "hmm-tests", "hugetlb-1g"]
+    assert names == ["fsdax-fs-dev", "fsdax-fs-mem", "kmem-memmap-on-memory", "hmm-tests",
+                     "hugetlb-1g"]
     assert testcmd.base_scenarios("vm") == []
 
 
@@ -103,11 +104,11 @@ def test_rebind_stress_check_compares_each_cycles_data():
 
 def test_the_test_plan_comes_from_the_architecture_table():
     plan = [(config, a.name, a.bootable) for config, a in testcmd.kernels()]
-    assert plan == [("lab", "x86_64", True), ("vm", "x86_64", True), ("debug", "x86_64", True),
-                    ("kunit", "arm64", True), ("kunit", "sparc64", True),
-                    ("highmem", "i386", False)]
+    assert plan == [("lab", "x86_64", True), ("defer", "x86_64", True), ("vm", "x86_64", True),
+                    ("debug", "x86_64", True), ("kunit", "arm64", True),
+                    ("kunit", "sparc64", True), ("highmem", "i386", False)]
     assert [testcmd.kernel_skip_name(c, a) for c, a, _ in plan] == \
-        ["lab", "vm", "debug", "arm64", "sparc64", "i386"]
+        ["lab", "defer", "vm", "debug", "arm64", "sparc64", "i386"]
 
 
 def test_every_scenario_reports_done_or_fails():

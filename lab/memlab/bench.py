@@ -76,11 +76,10 @@ def scenarios(quick: bool, pmem_gb: int | None) -> list[BenchScenario]:
 TIMING = ("memmap_init_zone_device(): ktime_get_ns() around its call in pagemap_range(), "
           "printed by lab patch 0001 in base and patched alike; kmem: the same around "
           "memmap_init_range() in move_pfn_range_to_zone() and around online_pages() "
-          "(lab patch 0003); boot: sched_clock() (the TSC) around memmap_init() and "
-          "around memblock_free_all(), ktime_get_ns() around each node's deferred init "
-          "(lab patch 0004); hugetlb: the guest's "
-          "perf_counter_ns() around each write() to nr_hugepages (a sample each); udevd "
-          "stopped before the timed work")
+          "(lab patch 0003); boot: sched_clock() (the TSC) around memmap_init(), "
+          "memblock_free_all() and each node's deferred init (lab patch 0004); hugetlb: "
+          "the guest's perf_counter_ns() around each write() to nr_hugepages (a sample "
+          "each); udevd stopped before the timed work")
 
 
 def default_mode(base_image: Path) -> str:

@@ -669,7 +669,8 @@ SCENARIOS: dict[str, Scenario] = {
             memory_gb=3, env=BOOT_FILL, check=check_boot_deferred, configs=DEFERRING_CONFIGS,
             bench=(BenchRow(
                 "boot-deferred",
-                lambda b: f"deferred init of a node's memory, {b.boot_gb} GB guest",
+                lambda b: f"deferred init of a node's memory, {b.boot_gb} GB guest, "
+                          "kernels of config defer",
                 _boot_resized, NONE_POSTED, calls="deferred_inits",
                 full_only=True, label="boot: deferred init", config=DEFER_CONFIG),)),
         Scenario(

@@ -424,8 +424,9 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
                                    "hugetlb-init-on-alloc"], references=True),
     "icount-quick": lambda: bench_table(R / "icount-quick" / "bench.json"),
     "hotplug-boot": lambda: bench_table(
-        R / "icount-boot-memmap+boot-memmap-free+kmem-online+kmem-online-pages" / "bench.json",
-        ["kmem-online", "kmem-online-pages", "boot-memmap", "boot-memmap-free"],
+        R / ("icount-boot-memmap+boot-memmap-free+boot-deferred+kmem-online"
+             "+kmem-online-pages") / "bench.json",
+        ["kmem-online", "kmem-online-pages", "boot-memmap", "boot-memmap-free", "boot-deferred"],
         per_page=True),
     "wall": lambda: parallel_table(R / "wall" / "bench.json"),
     "native-memmap": lambda: native_memmap_table(R / "native.json"),

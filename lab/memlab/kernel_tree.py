@@ -275,8 +275,8 @@ def _export_to(dest_product: Path, dest_lab: Path) -> None:
     check_layout()
     lab_names = _format_patches(f"{paths.PRODUCT_BRANCH}..{paths.WORK_BRANCH}", dest_lab)
     write_series(dest_lab, lab_names,
-                 "Lab-only measurement aids, applied on top of base and of "
-                 "the product series alike")
+                 "Lab-only measurement aids and the fixes the lab's kernels need, "
+                 "applied on top of base and of the product series alike")
     names = _format_patches(f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}", dest_product)
     write_series(dest_product, names,
                  "The product series, in order (cover letter: " + COVER_LETTER + ")")

@@ -74,7 +74,7 @@ free_filled=$(movable_free)
 check_fill
 say fill_mib="$fill_mib" movable_free_before="$free_before" \
 	movable_free_filled="$free_filled" bad_files="$bad_files"
-[ "$bad_files" -eq 0 ] || fail "$bad_files of $fill_files files read back other data than written"
+fail_on_bad_fill
 drop_fill
 say phase=offline
 set_state offline

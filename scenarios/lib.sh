@@ -67,20 +67,25 @@ rebind() {  # rebind DRIVER_DIR DEVICE
 }
 
 # Use memory from userspace: files on a tmpfs of their own (movable pages),
-# each file a rotation of one random chunk by its own number of bytes, so
-# that every page of every file holds other data: a page that two files
-# share, or that the kernel hands out twice, reads back wrong.
+# each file a rotation of one random chunk by its own odd number of bytes
+# past whole pages, so that every page of every file holds other data (up
+# to FILL_MAX_FILES files, 64 GiB): a page that two files share, or that the
+# kernel hands out twice, reads back wrong.
 FILL_DIR=/tmp/memlab-fill
 FILL_CHUNK=/tmp/memlab-chunk
 FILL_CHUNK_MIB=16
+FILL_MAX_FILES=4096
 fill_data() {  # fill_data FILE_NUMBER: the file's data, on stdout
-	off=$(($1 * 4104 % (FILL_CHUNK_MIB * 1048576)))
-	tail -c +$((off + 1)) $FILL_CHUNK
-	head -c "$off" $FILL_CHUNK
+	off=$(($1 * 4097 % (FILL_CHUNK_MIB * 1048576)))
+	tail -c +$((off + 1)) $FILL_CHUNK && head -c "$off" $FILL_CHUNK
 }
 
-fill_memory() {  # fill_memory MiB: write at least that; sets fill_mib
+# fill_memory MiB: write at least that, in fill_files files of
+# FILL_CHUNK_MIB; sets fill_files and fill_mib.
+fill_memory() {
 	fill_files=$((($1 + FILL_CHUNK_MIB - 1) / FILL_CHUNK_MIB))
+	[ "$fill_files" -le $FILL_MAX_FILES ] ||
+		fail "a fill of $1 MiB needs more than $FILL_MAX_FILES distinct files"
 	fill_mib=$((fill_files * FILL_CHUNK_MIB))
 	head -c $((FILL_CHUNK_MIB * 1048576)) /dev/urandom > $FILL_CHUNK
 	mkdir -p $FILL_DIR
@@ -93,13 +98,20 @@ fill_memory() {  # fill_memory MiB: write at least that; sets fill_mib
 	done
 }
 
-check_fill() {  # read the files back; sets bad_files (other data than written)
+# check_fill: read the files back; sets bad_files (other data than written).
+# fail_on_bad_fill, once the caller has reported, fails the scenario on any.
+check_fill() {
 	bad_files=0
 	f=0
 	while [ "$f" -lt "$fill_files" ]; do
 		fill_data $f | cmp -s - $FILL_DIR/$f || bad_files=$((bad_files + 1))
 		f=$((f + 1))
 	done
+}
+
+fail_on_bad_fill() {
+	[ "$bad_files" -eq 0 ] ||
+		fail "$bad_files of $fill_files files read back other data than written"
 }
 
 drop_fill() {

@@ -51,8 +51,9 @@ def available_gb() -> float:
 
 
 # Disk under build/ that the default `.ci/run` fills on a fresh clone
-# (kernel trees, build directories, venv), and what a run on a warm build/
-# still writes (logs, objects of changed files, a new tree's checkout).
+# (kernel trees, build directories, venv), and what a run on a warm build/,
+# or one without kernel builds, still writes (logs, objects of changed
+# files, a tree's checkout).
 COLD_BUILD_DISK_GB = 12
 WARM_BUILD_DISK_GB = 2
 
@@ -64,10 +65,12 @@ def free_disk_gb(path: Path) -> float:
     return shutil.disk_usage(path).free / 2**30
 
 
-def require_build_disk(what: str) -> None:
-    """Fail before any work when build/ cannot hold what `what` writes:
-    a full disk otherwise breaks a run midway, in whatever step is writing."""
-    need = WARM_BUILD_DISK_GB if paths.PRISTINE_TREE.exists() else COLD_BUILD_DISK_GB
+def require_build_disk(what: str, builds: bool) -> None:
+    """Fail before any work when build/ cannot hold what `what` writes
+    (with kernel builds or without): a full disk otherwise breaks a run
+    midway, in whatever step is writing."""
+    cold = builds and not paths.PRISTINE_TREE.exists()
+    need = COLD_BUILD_DISK_GB if cold else WARM_BUILD_DISK_GB
     free = free_disk_gb(paths.BUILD)
     if free < need:
         raise LabError(f"{what} needs about {need} GB free for {paths.BUILD}, its file "

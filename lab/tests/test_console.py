@@ -194,13 +194,16 @@ def test_the_deferred_init_lines_are_parsed():
 def test_boot_fill_must_cover_its_share_and_read_back():
     from memlab.scenarios import BOOT_FILL, check_memory_used
     con = console.Console(results=[{"available_kb": "2048000", "fill_mib": "1504",
-                                    "bad_files": "0"}])
+                                    "available_filled_kb": "500000", "bad_files": "0"}])
     assert check_memory_used(con, BOOT_FILL) == []        # 75% of 2000 MiB is 1500
     assert check_memory_used(con, {"FILL_PCT": "0"}) == []
     con.results.append({"fill_mib": "1488"})
     assert any("filled 1488 MiB" in p for p in check_memory_used(con, BOOT_FILL))
     con.results.append({"fill_mib": "1504", "bad_files": "2"})
     assert check_memory_used(con, BOOT_FILL) == ["2 files read back other data than written"]
+    con.results.append({"bad_files": "0", "available_filled_kb": "1400000"})
+    assert check_memory_used(con, BOOT_FILL) == [
+        "the files (1504 MiB) took 632 MiB of the available memory: the memory was not used"]
     assert check_memory_used(console.Console(), BOOT_FILL) == [
         "the script did not report the memory it filled"]
 
@@ -209,12 +212,15 @@ def test_boot_deferred_log_has_a_deferred_init_per_node():
     from memlab.scenarios import BOOT_FILL, check_boot_deferred
     con = console.parse(read("guest-boot-deferred.log"))
     assert con.failures == []
-    assert [(d.pages, d.ns) for d in con.deferred_inits] == [(215260, 18471510)]
+    assert [(d.pages, d.ns) for d in con.deferred_inits] == [(215260, 171764138)]
     assert check_boot_deferred(con, BOOT_FILL) == []
     con.results.append({"memory_nodes": "2"})
-    assert any("each of the 2 nodes with memory, saw 1" in p
-               for p in check_boot_deferred(con, BOOT_FILL))
+    assert check_boot_deferred(con, BOOT_FILL) == []    # node 1's zone too small to defer
+    con.deferred_inits.append(con.deferred_inits[0])
     con.results.append({"memory_nodes": "1"})
+    assert any("each of up to 1 nodes with memory, saw 2" in p
+               for p in check_boot_deferred(con, BOOT_FILL))
+    con.deferred_inits.pop()
     con.deferred_inits[0] = console.MemmapInit(0, 1)
     assert any("nothing was deferred" in p for p in check_boot_deferred(con, BOOT_FILL))
     con.deferred_inits[0] = console.MemmapInit(786302, 1)

@@ -68,10 +68,14 @@ def test_a_build_dir_without_room_is_refused_before_any_work(monkeypatch, tmp_pa
     monkeypatch.setattr(hostinfo, "free_disk_gb", lambda path: 5.0)
     # Cold: nothing unpacked yet, the whole footprint must fit.
     with pytest.raises(LabError, match=r"needs about 12 GB free .* has 5.0 GB"):
-        hostinfo.require_build_disk("memlab test")
-    # Warm: the trees exist, only the run's own writes must fit.
+        hostinfo.require_build_disk("memlab test", builds=True)
+    # Without kernel builds (--quick), or warm: only the run's own writes.
+    hostinfo.require_build_disk("memlab test", builds=False)
     (tmp_path / "build" / "trees" / "x").mkdir(parents=True)
-    hostinfo.require_build_disk("memlab test")
+    hostinfo.require_build_disk("memlab test", builds=True)
+    monkeypatch.setattr(hostinfo, "free_disk_gb", lambda path: 1.5)
+    with pytest.raises(LabError, match=r"needs about 2 GB free"):
+        hostinfo.require_build_disk("memlab test", builds=False)
 
 
 def test_free_disk_is_read_from_the_nearest_existing_parent(tmp_path):

@@ -67,7 +67,7 @@ def test_a_build_dir_without_room_is_refused_before_any_work(monkeypatch, tmp_pa
     monkeypatch.setattr(hostinfo.paths, "PRISTINE_TREE", tmp_path / "build" / "trees" / "x")
     monkeypatch.setattr(hostinfo, "free_disk_gb", lambda path: 5.0)
     # Cold: nothing unpacked yet, the whole footprint must fit.
-    with pytest.raises(LabError, match=r"needs about 12 GB free .* has 5.0 GB"):
+    with pytest.raises(LabError, match=r"needs about 14 GB free .* has 5.0 GB"):
         hostinfo.require_build_disk("memlab test", builds=True)
     # Without kernel builds (--quick), or warm: only the run's own writes.
     hostinfo.require_build_disk("memlab test", builds=False)

@@ -7,12 +7,9 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 FILL_PCT=${FILL_PCT:-0}
-while read -r key kb _; do
-	case $key in
-	MemTotal:) say mem_total_kb="$kb" ;;
-	MemAvailable:) available_kb=$kb ;;
-	esac
-done < /proc/meminfo
+available_now() { awk '/^MemAvailable:/ {print $2}' /proc/meminfo; }
+say mem_total_kb="$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)"
+available_kb=$(available_now)
 # Without NUMA there is no node directory: all memory is node 0's.
 nodes=0
 for node in /sys/devices/system/node/node[0-9]*; do
@@ -20,7 +17,6 @@ for node in /sys/devices/system/node/node[0-9]*; do
 	grep -q 'MemTotal: *[1-9]' "$node/meminfo" && nodes=$((nodes + 1))
 done
 say memory_nodes=$((nodes > 0 ? nodes : 1))
-available_now() { awk '/^MemAvailable:/ {print $2}' /proc/meminfo; }
 if [ "$FILL_PCT" -gt 0 ]; then
 	fill_memory $((available_kb * FILL_PCT / 100 / 1024))
 	check_fill

@@ -214,9 +214,7 @@ def check_kmem_online(con: Console, env: dict[str, str]) -> list[str]:
             problems.append(f"{what} over {sorted({c.pages for c in calls})} pages, expected "
                             f"{per_online} per online (block of {block_bytes} bytes, "
                             f"{vmemmap_pages} pages of its memmap on it)")
-    if con.result("bad_files") != "0":
-        problems.append(f"{con.result('bad_files')} files on the new memory read back "
-                        "other data than written")
+    problems += fill_read_back(con)
     fill_pages = (_int(con.result("fill_mib")) or 0) * (1 << 20) // PAGE_SIZE
     before = _int(con.result("movable_free_before")) or 0
     filled = _int(con.result("movable_free_filled")) or 0
@@ -224,6 +222,13 @@ def check_kmem_online(con: Console, env: dict[str, str]) -> list[str]:
         problems.append(f"the files ({fill_pages} pages) took {before - filled} pages of "
                         "ZONE_MOVABLE: the hot-added memory was not used")
     return problems
+
+
+def fill_read_back(con: Console) -> list[str]:
+    """lib.sh's fill: every file read back as written."""
+    if con.result("bad_files") != "0":
+        return [f"{con.result('bad_files')} files read back other data than written"]
+    return []
 
 
 def check_memory_used(con: Console, env: dict[str, str]) -> list[str]:
@@ -246,9 +251,7 @@ def check_memory_used(con: Console, env: dict[str, str]) -> list[str]:
     if available_kb - filled_kb < fill_mib * 1024 // 2:
         problems.append(f"the files ({fill_mib} MiB) took {(available_kb - filled_kb) // 1024} "
                         "MiB of the available memory: the memory was not used")
-    if con.result("bad_files") != "0":
-        problems.append(f"{con.result('bad_files')} files read back other data than written")
-    return problems
+    return problems + fill_read_back(con)
 
 
 def check_boot_memmap(con: Console, env: dict[str, str]) -> list[str]:

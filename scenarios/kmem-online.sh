@@ -30,6 +30,10 @@ mem=/sys/devices/system/memory
 block_bytes=$((0x$(cat $mem/block_size_bytes)))
 offline_blocks() { grep -l '^offline$' $mem/memory*/state | sed 's,/state$,,'; }
 [ -z "$(offline_blocks)" ] || fail "offline memory blocks before kmem"
+# Debian's kernels online hot-added memory as it is added (auto_online_blocks
+# "online"): here the scenario onlines each block itself, as daxctl would.
+say auto_online="$(cat $mem/auto_online_blocks)"
+echo offline > $mem/auto_online_blocks || fail "cannot set auto_online_blocks to offline"
 daxctl reconfigure-device --mode=system-ram --no-online dax0.0 >/dev/null ||
 	fail "daxctl reconfigure-device --mode=system-ram"
 settle

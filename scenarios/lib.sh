@@ -60,6 +60,34 @@ create_devdax() {  # create_devdax ALIGN
 	dax_dev=$(basename "$(ls -d $DAX_PMEM/dax* | head -n 1)")
 }
 
+# The series' own line: how many threads shared each ZONE_DEVICE range.
+enable_share_debug() {
+	echo 'func memmap_init_zone_device +p' > /proc/dynamic_debug/control ||
+		fail "cannot enable dynamic debug for memmap_init_zone_device"
+}
+
+# Make namespace0.0 and namespace1.0 fsdax namespaces (map=dev) and write
+# DATA_MIB of random data to each /dev/pmemN, which must read back; reports
+# pfn_sizeN and checksum_beforeN.
+create_fsdax_pair() {
+	for r in 0 1; do
+		ndctl create-namespace -f -e "namespace$r.0" -m fsdax -M dev >/dev/null ||
+			fail "ndctl create-namespace fsdax on namespace$r.0"
+	done
+	settle
+	for r in 0 1; do
+		[ -b "/dev/pmem$r" ] || fail "no /dev/pmem$r after create-namespace"
+		say "pfn_size$r=$(cat "/sys/bus/nd/devices/$(pfn_of "pmem$r")/size")"
+		head -c "$((DATA_MIB * 1048576))" /dev/urandom > "/tmp/memlab-data$r"
+		dd if="/tmp/memlab-data$r" of="/dev/pmem$r" bs=1M oflag=direct status=none ||
+			fail "write pmem$r"
+		sum=$(checksum "/dev/pmem$r" "$DATA_MIB")
+		[ "$sum" = "$(checksum "/tmp/memlab-data$r" "$DATA_MIB")" ] ||
+			fail "pmem$r reads back other data than written"
+		say "checksum_before$r=$sum"
+	done
+}
+
 rebind() {  # rebind DRIVER_DIR DEVICE
 	echo "$2" > "$1/unbind" || fail "unbind $2"
 	echo "$2" > "$1/bind" || fail "bind $2"

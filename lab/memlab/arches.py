@@ -47,10 +47,11 @@ INTEL_TCG_CPU = "max,vendor=GenuineIntel"
 ARCHES: dict[str, Arch] = {a.name: a for a in [
     # The guests' architecture (virtme-ng): the lab kernels, measured (lab),
     # with deferred struct page init (defer), under DEBUG_VM with the fast
-    # paths on (vm), under KASAN (debug).
+    # paths on (vm), under KASAN (debug); and Debian's own (debian).
     # Its bare boots run on INTEL_TCG_CPU (ERMS included: clear_pages()'s
     # REP STOSB variant), so that KUnit's clear_pages() streams.
-    Arch("x86_64", "x86_64", "arch/x86/boot/bzImage", ("lab", "defer", "vm", "debug"),
+    Arch("x86_64", "x86_64", "arch/x86/boot/bzImage",
+         ("lab", "defer", "vm", "debug", "debian"),
          qemu=("qemu-system-x86_64", "-cpu", INTEL_TCG_CPU),
          qemu_packages=("qemu-system-x86",), console="ttyS0"),
     # KUnit only: the generic, plain-store copy helpers.

@@ -1,8 +1,10 @@
-"""Out-of-tree kernel builds: tinyconfig + fragments, ccache, -j<cores>."""
+"""Out-of-tree kernel builds: tinyconfig (or Debian's own config) +
+fragments, ccache, -j<cores>."""
 from __future__ import annotations
 
 import hashlib
 import json
+import lzma
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,18 +35,28 @@ def ccache_env() -> dict[str, str]:
     return dict(os.environ, CCACHE_BASEDIR=str(paths.REPO), CCACHE_NOHASHDIR="1")
 
 
-def _stamp(opts: kconfig.Options, tree: Path) -> str:
+def _stamp(opts: kconfig.Options, tree: Path, start: str) -> str:
     h = hashlib.sha256(kconfig.render(opts).encode())
     h.update(str(tree).encode())
+    h.update(start.encode())
     return h.hexdigest()
+
+
+def debian_dotconfig(flavour: str) -> str:
+    """Debian's own .config of @flavour, from the pinned linux-config package."""
+    with lzma.open(deps.ensure_debian_config(flavour), "rt") as f:
+        return f.read()
 
 
 def configure(tree: Path, out: Path, arch: str, variant: str, config: str,
               log: Path) -> None:
-    """tinyconfig, then the fragment, then olddefconfig; verify the result."""
+    """tinyconfig (or Debian's config, its modules left out), then the
+    fragment, then olddefconfig; verify the result."""
     opts = kconfig.load_fragment(config, arch, variant)
+    flavour = kconfig.debian_flavour(config)
+    debian = debian_dotconfig(flavour) if flavour else ""
     stamp_file = out / ".memlab-config"
-    stamp = _stamp(opts, tree)
+    stamp = _stamp(opts, tree, debian)
     dotconfig = out / ".config"
     # The stamp alone is not enough: a make run by hand in O= on another
     # commit (syncconfig) can drop options that commit's Kconfig lacks.
@@ -53,16 +65,27 @@ def configure(tree: Path, out: Path, arch: str, variant: str, config: str,
         return
     out.mkdir(parents=True, exist_ok=True)
     make = ["make", "-C", str(tree), *make_args(arch, out)]
-    run_logged(make + ["tinyconfig"], log, "configure: tinyconfig", env=ccache_env())
-    dotconfig.write_text(kconfig.merge(dotconfig.read_text(), opts))
+    if flavour:
+        start = kconfig.modules_left_out(debian, opts)
+    else:
+        run_logged(make + ["tinyconfig"], log, "configure: tinyconfig", env=ccache_env())
+        start = dotconfig.read_text()
+    dotconfig.write_text(kconfig.merge(start, opts))
     run_logged(make + ["olddefconfig"], log, f"configure: {config} fragment",
                env=ccache_env())
-    bad = kconfig.verify(opts, dotconfig.read_text())
+    final = dotconfig.read_text()
+    stamp_file.unlink(missing_ok=True)
+    bad = kconfig.verify(opts, final)
     if bad:
-        stamp_file.unlink(missing_ok=True)
         raise LabError(f"config {config!r}: {len(bad)} requested option(s) did not "
                        "survive olddefconfig (missing dependency or unknown symbol):\n  "
                        + "\n  ".join(str(b) for b in bad))
+    changed = kconfig.debian_changes(debian, final, kconfig.kept_symbols(tree)) \
+        if flavour else []
+    if changed:
+        raise LabError(f"config {config!r}: {len(changed)} option(s) the series depends "
+                       f"on differ from Debian's {flavour} config (Debian's value wanted):"
+                       "\n  " + "\n  ".join(str(b) for b in changed))
     stamp_file.write_text(stamp)
 
 

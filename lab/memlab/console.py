@@ -34,8 +34,8 @@ _BOOT_INIT = re.compile(r"memmap_init: (?P<pages>\d+) pages of boot memory in (?
 _BOOT_FREE = re.compile(r"memblock_free_all: (?P<pages>\d+) pages freed in (?P<ns>\d+)ns")
 # With deferred struct page init (lab patch): each node's deferred init
 # thread, the pages it initialized and freed.
-_DEFERRED = re.compile(r"deferred_init_memmap: node \d+: (?P<pages>\d+) deferred pages "
-                       r"in (?P<ns>\d+)ns")
+_DEFERRED = re.compile(r"deferred_init_memmap: node (?P<node>\d+): (?P<pages>\d+) deferred "
+                       r"pages in (?P<ns>\d+)ns")
 _RESULT = re.compile(r"^MEMLAB (?P<body>.*)$")
 _KV = re.compile(r"(\w+)=(\S*)")
 
@@ -60,6 +60,8 @@ class MemmapInit:
     ns: int
     # The console timestamp of the line, printed when the call returned.
     end_s: float = 0.0
+    # The node, for a deferred init thread's line.
+    node: int | None = None
 
     @property
     def us(self) -> float:
@@ -141,7 +143,9 @@ def parse(text: str, kunit_lines_fail: bool = False, bare: bool = False) -> Cons
                       if (m := pattern.search(msg))), None)
         if timed:
             calls, m = timed
-            calls.append(MemmapInit(int(m.group("pages")), int(m.group("ns")), ts))
+            node = m.groupdict().get("node")
+            calls.append(MemmapInit(int(m.group("pages")), int(m.group("ns")), ts,
+                                    None if node is None else int(node)))
             continue
         ms = _SHARED.search(msg)
         if ms:

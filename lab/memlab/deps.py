@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from pathlib import Path
 
 from . import arches, kernel_base, paths
 from .runner import LabError, run_logged, run_quiet, say
@@ -85,27 +86,41 @@ def installed_version(pkg: str) -> str | None:
     return version if "install ok installed" in status else None
 
 
-def ensure_kernel_source() -> str:
-    """Install the base's pinned source package; fall back to the newest
-    served."""
-    base = kernel_base.current()
-    apt_install(APT_GROUPS["source"])
-    have = installed_version(base.package)
-    if have == base.version and base.tarball.exists():
+def _ensure_pinned(package: str, version: str, installs: Path) -> str:
+    """Install @package at the base's pinned @version, which must install
+    the file @installs; fall back to the newest served."""
+    have = installed_version(package)
+    if have == version and installs.exists():
         return have
     apt_update_once()
-    pinned = f"{base.package}={base.version}"
+    pinned = f"{package}={version}"
     cmd = _root_prefix() + ["apt-get", "install", "-y", "-q",
                             "--allow-downgrades", "--no-install-recommends"]
     if run_logged(cmd + [pinned], APT_LOG, f"install {pinned}", env=APT_ENV,
                   check=False) != 0:
         say(f"WARNING: {pinned} is not served any more; using the newest "
-            f"{base.package} instead (results may differ)")
-        run_logged(cmd + [base.package], APT_LOG, f"install {base.package}", env=APT_ENV)
-    version = installed_version(base.package)
-    if not version or not base.tarball.exists():
-        raise LabError(f"{base.package} did not install {base.tarball}")
-    return version
+            f"{package} instead (results may differ)")
+        run_logged(cmd + [package], APT_LOG, f"install {package}", env=APT_ENV)
+    got = installed_version(package)
+    if not got or not installs.exists():
+        raise LabError(f"{package} did not install {installs}")
+    return got
+
+
+def ensure_kernel_source() -> str:
+    """Install the base's pinned source package."""
+    base = kernel_base.current()
+    apt_install(APT_GROUPS["source"])
+    return _ensure_pinned(base.package, base.version, base.tarball)
+
+
+def ensure_debian_config(flavour: str) -> Path:
+    """Install Debian's kernel configurations at the base's pinned version;
+    the file of @flavour."""
+    base = kernel_base.current()
+    path = base.debian_config(flavour)
+    _ensure_pinned(base.config_package, base.version, path)
+    return path
 
 
 def vng_path() -> str:

@@ -38,6 +38,14 @@ ACCELS: dict[str, Accel] = {a.name: a for a in [
 MODES: dict[str, Accel] = {a.mode: a for a in ACCELS.values()}
 
 
+@dataclass(frozen=True)
+class NumaNode:
+    """A NUMA node of the guest: its share of the guest's memory (-m), in the
+    order QEMU lays nodes out, and its CPUs ("0-1"); none: memory only."""
+    memory_gb: int
+    cpus: str = ""
+
+
 @dataclass
 class GuestSpec:
     variant: str = "patched"
@@ -53,6 +61,7 @@ class GuestSpec:
     env: dict[str, str] = field(default_factory=dict)   # for the guest script
     arch: str = arches.GUEST_ARCH
     cpu: str = ""               # QEMU's -cpu, when not virtme-ng's own
+    numa: tuple[NumaNode, ...] = ()     # empty: one node
 
 
 @dataclass
@@ -163,6 +172,33 @@ def check_accel(spec: GuestSpec) -> None:
         raise LabError(f"unknown accelerator {spec.accel!r} (known: {', '.join(ACCELS)})")
 
 
+def numa_args(spec: GuestSpec, mem_gb: int) -> list[str]:
+    """virtme-ng's options for the guest's NUMA nodes, which must share all
+    of its memory and name only CPUs it has."""
+    if not spec.numa:
+        return []
+    if sum(n.memory_gb for n in spec.numa) != mem_gb:
+        raise LabError(f"the NUMA nodes hold {sum(n.memory_gb for n in spec.numa)} GB, "
+                       f"the guest has {mem_gb} GB")
+    named = [int(c) for n in spec.numa if n.cpus
+             for c in n.cpus.replace("-", " ").split()]
+    if named and max(named) >= vcpus(spec):
+        raise LabError(f"the NUMA nodes name CPU {max(named)}, the guest has "
+                       f"{vcpus(spec)} vCPUs")
+    args = []
+    for n in spec.numa:
+        args += ["--numa", f"{n.memory_gb}G" + (f",cpus={n.cpus}" if n.cpus else "")]
+    # A socket per node with CPUs: QEMU's one socket would have CPUs of
+    # different nodes share a cache, which the kernel warns about.
+    sockets = sum(1 for n in spec.numa if n.cpus)
+    if sockets > 1:
+        if vcpus(spec) % sockets:
+            raise LabError(f"{vcpus(spec)} vCPUs do not split into {sockets} sockets")
+        args += ["--qemu-opt=-smp", f"--qemu-opt={vcpus(spec)},sockets={sockets},"
+                 f"cores={vcpus(spec) // sockets},threads=1"]
+    return args
+
+
 def vng_command(spec: GuestSpec, image: Path) -> list[str]:
     check_accel(spec)
     if spec.arch != arches.GUEST_ARCH:
@@ -181,6 +217,7 @@ def vng_command(spec: GuestSpec, image: Path) -> list[str]:
     # in the dying task) ends the run at once instead of at the timeout.
     for arg in append + ["loglevel=8", "oops=panic"] + spec.append:
         cmd += ["--append", arg]
+    cmd += numa_args(spec, mem_gb)
     if spec.cpu:    # after virtme-ng's own -cpu: QEMU takes the last
         cmd += ["--qemu-opt=-cpu", f"--qemu-opt={spec.cpu}"]
     if icount:

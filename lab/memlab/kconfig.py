@@ -3,6 +3,11 @@
 A fragment is a .config excerpt: `CONFIG_FOO=y`, `CONFIG_BAR="x"`, or
 `# CONFIG_BAZ is not set`. A line `#include other` pulls in another fragment
 of configs/ first, so `debug` can build on `lab`.
+
+A fragment starts from tinyconfig, unless it has a line `#start
+debian:FLAVOUR`: then from Debian's own configuration of that kernel
+flavour, with every module the fragment does not ask for left out, and
+every option the series' work depends on (DEBIAN_KEPT) as Debian has it.
 """
 from __future__ import annotations
 
@@ -15,6 +20,23 @@ from .runner import LabError
 
 _SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
 _UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
+_START = re.compile(r"^#start debian:(?P<flavour>[A-Za-z0-9_-]+)$")
+_KCONFIG_SYMBOL = re.compile(r"^\s*(?:menu)?config\s+([A-Za-z0-9_]+)\s*$")
+_KCONFIG_PROMPT = re.compile(r"^\s*(?:(?:bool|tristate|int|hex|string)\s+|prompt\s+)\"")
+# What ends the attributes of an option (its help text comes last).
+_KCONFIG_BLOCK_END = re.compile(r"^\s*(?:(?:menu)?config|choice|endchoice|menu|endmenu|if|endif|"
+                                r"source|comment|help)\b")
+
+# What a config starting from Debian's must keep as Debian has it: every
+# option with a prompt in these Kconfig files of the tree (those without
+# one follow the drivers that select them), and these options from
+# elsewhere, which decide what the series' code paths meet.
+DEBIAN_KEPT_KCONFIGS = ("mm/Kconfig", "mm/Kconfig.debug")
+DEBIAN_KEPT = ("CONFIG_NUMA", "CONFIG_MEMCG", "CONFIG_INIT_ON_ALLOC_DEFAULT_ON",
+               "CONFIG_INIT_ON_FREE_DEFAULT_ON", "CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP",
+               "CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP_DEFAULT_ON", "CONFIG_CXL_BUS",
+               "CONFIG_KASAN", "CONFIG_KMSAN", "CONFIG_PREEMPT", "CONFIG_PREEMPT_VOLUNTARY",
+               "CONFIG_PREEMPT_DYNAMIC")
 
 Options = dict[str, str]   # name -> value; "n" means "is not set"
 
@@ -64,6 +86,68 @@ def load_fragment(name: str, arch: str = arches.GUEST_ARCH, variant: str = "patc
         if specific.exists():
             opts.update(parse(specific.read_text()))
     return opts
+
+
+def debian_flavour(name: str) -> str | None:
+    """The Debian kernel flavour fragment @name starts from (its own
+    `#start` line); None: it starts from tinyconfig."""
+    for raw in fragment_path(name).read_text().splitlines():
+        m = _START.match(raw.strip())
+        if m:
+            return m.group("flavour")
+    return None
+
+
+def modules_left_out(debian: str, opts: Options) -> str:
+    """Debian's .config with each module @opts does not ask for left out:
+    Debian builds thousands, and a guest loads none of them."""
+    lines = []
+    for raw in debian.splitlines():
+        m = _SET.match(raw)
+        if m and m.group(2) == "m" and m.group(1) not in opts:
+            lines.append(f"# {m.group(1)} is not set")
+        else:
+            lines.append(raw)
+    return "\n".join(lines) + "\n"
+
+
+def prompted_symbols(kconfig_text: str) -> set[str]:
+    """The options a Kconfig file defines with a prompt: those a config
+    sets, rather than a driver's `select`."""
+    found: set[str] = set()
+    symbol = None
+    for line in kconfig_text.splitlines():
+        m = _KCONFIG_SYMBOL.match(line)
+        if m:
+            symbol = m.group(1)
+        elif _KCONFIG_BLOCK_END.match(line):
+            symbol = None
+        elif symbol and _KCONFIG_PROMPT.match(line):
+            found.add("CONFIG_" + symbol)
+    return found
+
+
+def kept_symbols(tree: Path) -> set[str]:
+    """DEBIAN_KEPT and every option with a prompt of DEBIAN_KEPT_KCONFIGS
+    in @tree."""
+    kept = set(DEBIAN_KEPT)
+    for rel in DEBIAN_KEPT_KCONFIGS:
+        kept |= prompted_symbols((tree / rel).read_text())
+    return kept
+
+
+def debian_changes(debian: str, final_dotconfig: str, kept: set[str]) -> list[Mismatch]:
+    """Of @kept, the options the final .config has otherwise than Debian's.
+    A module of Debian's may be left out or built in; nothing else changes.
+    An option Debian's config does not list (one the series adds) is not
+    Debian's to keep."""
+    want, got = parse(debian), parse(final_dotconfig)
+    bad = []
+    for name in sorted(kept & want.keys()):
+        w, g = want[name], got.get(name, "n")
+        if g != w and w != "m":
+            bad.append(Mismatch(name, w, g))
+    return bad
 
 
 def render(opts: Options) -> str:

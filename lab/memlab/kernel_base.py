@@ -1,7 +1,9 @@
 """The kernel sources the series is written for, one record each: the
 Debian package that carries the source (served by the machine's own apt
-sources) and the version pinned for it. The lab works on one base at a
-time."""
+sources) and the version pinned for it. The same Debian source package
+builds linux-config-NAME, Debian's own kernel configurations, which the
+`debian` config starts from: one version pins both. The lab works on one
+base at a time."""
 from __future__ import annotations
 
 import os
@@ -22,6 +24,14 @@ class KernelBase:
     @property
     def tarball(self) -> Path:
         return Path(f"/usr/src/{self.package}.tar.xz")
+
+    @property
+    def config_package(self) -> str:
+        return f"linux-config-{self.name}"
+
+    def debian_config(self, flavour: str) -> Path:
+        """Debian's configuration of one kernel flavour (amd64_none_amd64)."""
+        return Path(f"/usr/src/{self.config_package}/config.{flavour}.xz")
 
 
 BASES: dict[str, KernelBase] = {b.name: b for b in [

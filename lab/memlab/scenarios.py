@@ -140,13 +140,12 @@ def check_hmm_tests(con: Console, env: dict[str, str]) -> list[str]:
     return problems
 
 
-def check_pair(con: Console, env: dict[str, str]) -> list[str]:
-    """Two fsdax devices bound at once, ROUNDS times: one memmap init per
-    bind over its pfn device's pages, each shared among all the guest's CPUs
-    (up to the kernel's cap, as the guest read it), and both devices' data
-    intact."""
+def check_two_devices(con: Console, rounds: int, threads: int,
+                      cpus_note: str = "") -> list[str]:
+    """Two fsdax devices (pmem0, pmem1), each bound once and rebound @rounds
+    times: one memmap init per bind over its pfn device's pages, each range
+    shared among @threads threads, and both devices' data intact."""
     problems: list[str] = []
-    rounds = int(env["ROUNDS"])
     binds = 2 * (1 + rounds)
     sizes = [_int(con.result(f"pfn_size{r}")) for r in (0, 1)]
     if None in sizes:
@@ -155,30 +154,38 @@ def check_pair(con: Console, env: dict[str, str]) -> list[str]:
     inits = con.memmap_inits
     if len(inits) != binds:
         problems.append(f"expected {binds} memmap_init_zone_device() calls "
-                        f"(2 devices x (1 bind + {rounds} concurrent rebinds)), "
-                        f"saw {len(inits)}")
+                        f"(2 devices x (1 bind + {rounds} rebinds)), saw {len(inits)}")
     wrong = [i.pages for i in inits if i.pages not in expected_pages]
     if wrong:
         problems.append(f"memmap init over {wrong} pages, expected {sorted(expected_pages)}")
-    # Each round's two binds start together; their memmap inits must meet
-    # at least once, or the scenario proved nothing about running at once.
-    pairs = list(zip(inits[2::2], inits[3::2]))
-    if pairs and not any(a.overlaps(b) for a, b in pairs):
-        problems.append(f"the two devices' memmap inits never ran at the same time "
-                        f"in {len(pairs)} rounds")
-    cpus = _int(con.result("cpus")) or 0
-    cap = _int(con.result("thread_cap")) or 0       # 0: no cap, one per CPU
-    threads = max(1, min(cpus, cap) if cap else cpus)
     shares = con.memmap_shares
     if len(shares) != binds:
         problems.append(f"expected {binds} lines of threads per range, saw {len(shares)}")
     unshared = [s.threads for s in shares if s.threads != threads]
     if unshared:
-        problems.append(f"ranges shared among {unshared} threads, expected {threads} "
-                        f"({cpus} CPUs)")
+        problems.append(f"ranges shared among {unshared} threads, expected {threads}"
+                        + (f" ({cpus_note})" if cpus_note else ""))
     for r in (0, 1):
         problems += checksum_kept(con, f"checksum_before{r}", f"checksum_after{r}",
                                   f"pmem{r} data")
+    return problems
+
+
+def check_pair(con: Console, env: dict[str, str]) -> list[str]:
+    """Two fsdax devices bound at once, ROUNDS times: check_two_devices(),
+    each range shared among all the guest's CPUs (up to the kernel's cap, as
+    the guest read it), and the two inits of a round running at once."""
+    cpus = _int(con.result("cpus")) or 0
+    cap = _int(con.result("thread_cap")) or 0       # 0: no cap, one per CPU
+    threads = max(1, min(cpus, cap) if cap else cpus)
+    problems = check_two_devices(con, int(env["ROUNDS"]), threads, f"{cpus} CPUs")
+    # Each round's two binds start together; their memmap inits must meet
+    # at least once, or the scenario proved nothing about running at once.
+    inits = con.memmap_inits
+    pairs = list(zip(inits[2::2], inits[3::2]))
+    if pairs and not any(a.overlaps(b) for a, b in pairs):
+        problems.append(f"the two devices' memmap inits never ran at the same time "
+                        f"in {len(pairs)} rounds")
     return problems
 
 
@@ -296,6 +303,44 @@ def check_boot_deferred(con: Console, env: dict[str, str]) -> list[str]:
         problems.append(f"the deferred init threads freed {freed} pages, memmap_init() "
                         f"covered {con.boot_inits[0].pages}")
     return problems
+
+
+# The NUMA guest: nodes 0 and 1 with two CPUs each, node 2 memory only;
+# QEMU lays the nodes out in order, so the two pmem regions (the first at
+# 4 GB, the second past a gap) fall on node 1 and on node 2.
+NUMA_NODE_CPUS = 2
+NUMA_NODES = (guest.NumaNode(2, f"0-{NUMA_NODE_CPUS - 1}"),
+              guest.NumaNode(2, f"{NUMA_NODE_CPUS}-{2 * NUMA_NODE_CPUS - 1}"),
+              guest.NumaNode(2))
+NUMA_REGION_NODES = (1, 2)
+NUMA_CPULESS_NODE = 2
+
+
+def check_numa(con: Console, env: dict[str, str]) -> list[str]:
+    """The NUMA guest: the layout as asked for (the regions on their nodes,
+    the memory-only node without CPUs); a deferred init line from every
+    node, each having freed pages; one memmap init per bind of each
+    region, shared among the two CPUs of the binding CPU's node (for the
+    region on the memory-only node too); both regions' data intact."""
+    problems: list[str] = []
+    nodes = _int(con.result("nodes")) or 0
+    if nodes != len(NUMA_NODES):
+        return [f"expected {len(NUMA_NODES)} NUMA nodes, the guest has {nodes}"]
+    if con.result(f"node{NUMA_CPULESS_NODE}_cpus"):
+        problems.append(f"node {NUMA_CPULESS_NODE} has CPUs "
+                        f"{con.result(f'node{NUMA_CPULESS_NODE}_cpus')}")
+    for r, node in enumerate(NUMA_REGION_NODES):
+        got = con.result(f"region{r}_node")
+        if got != str(node):
+            problems.append(f"pmem region {r} is on node {got}, expected {node}")
+    deferred = sorted(d.node for d in con.deferred_inits if d.node is not None)
+    if deferred != list(range(nodes)):
+        problems.append(f"deferred init lines from nodes {deferred}, expected one from "
+                        f"each of {list(range(nodes))}")
+    if any(d.pages <= 0 for d in con.deferred_inits):
+        problems.append(f"deferred init threads freed {[d.pages for d in con.deferred_inits]} "
+                        "pages")
+    return problems + check_two_devices(con, int(env["ROUNDS"]), NUMA_NODE_CPUS)
 
 
 def check_device_private(con: Console, env: dict[str, str]) -> list[str]:
@@ -448,13 +493,16 @@ class Scenario:
     bench: tuple[BenchRow, ...] = ()
     # QEMU's CPU model, when the scenario needs another than virtme-ng's.
     cpu: str = ""
+    cpus: int = 2
+    numa: tuple[guest.NumaNode, ...] = ()
 
     def spec(self, variant: str, config: str = "lab", accel: str = "tcg") -> guest.GuestSpec:
         return guest.GuestSpec(variant=variant, config=config, script=self.script,
                                memory_gb=self.memory_gb, pmem_gb=self.pmem_gb,
                                pmem_regions=self.pmem_regions,
                                accel=accel, env=resolve_env(self.env, variant, config),
-                               append=list(self.append), cpu=self.cpu)
+                               append=list(self.append), cpu=self.cpu, cpus=self.cpus,
+                               numa=self.numa)
 
     def problems(self, con: Console) -> list[str]:
         done = [] if con.result("done") == "1" else ["scenario did not report done=1"]
@@ -490,13 +538,19 @@ REBINDS = 3
 LOADS = 3
 # Every x86-64 config the test suite boots: the measured lab kernel, the
 # lab kernel with deferred struct page init (defer), and with `memlab test
-# --full` vm (defer with DEBUG_VM, fast paths on) and debug (KASAN).
+# --full` vm (defer with DEBUG_VM, fast paths on), debug (KASAN) and
+# debian (Debian's own config).
 ALL_CONFIGS = arches.guest().test_configs
 DEFER_CONFIG = "defer"
 # Those whose boot leaves most of memory to the deferred init threads.
 DEFERRING_CONFIGS = tuple(
     c for c in ALL_CONFIGS
     if kconfig.load_fragment(c).get("CONFIG_DEFERRED_STRUCT_PAGE_INIT") == "y")
+# Those with NUMA (Debian's).
+NUMA_CONFIGS = tuple(c for c in ALL_CONFIGS if kconfig.load_fragment(c).get("CONFIG_NUMA") == "y")
+# Those with DEVICE_PRIVATE (test_hmm), which Debian's kernels do not build.
+HMM_CONFIGS = tuple(
+    c for c in ALL_CONFIGS if kconfig.load_fragment(c).get("CONFIG_DEVICE_PRIVATE") == "y")
 DAX_FS_REBINDS = 2
 STRESS_CYCLES = 10     # each of the 5 layouts twice
 # test_hmm's device memory chunk (its default size), and where the guest's
@@ -650,7 +704,7 @@ SCENARIOS: dict[str, Scenario] = {
                         "block and never freed",
             memory_gb=3, pmem_gb=1, env={"CYCLES": str(REBINDS), "MEMMAP_ON_MEMORY": "1"},
             append=["memory_hotplug.memmap_on_memory=1"],
-            check=check_kmem_online, configs=("lab", "vm"), on_base=True),
+            check=check_kmem_online, configs=("lab", "vm", "debian"), on_base=True),
         Scenario(
             name="boot-memmap",
             script="boot-memmap",
@@ -685,13 +739,23 @@ SCENARIOS: dict[str, Scenario] = {
                 _boot_resized, NONE_POSTED, calls="deferred_inits",
                 full_only=True, label="boot: deferred init", config=DEFER_CONFIG),)),
         Scenario(
+            name="numa-pmem",
+            script="numa-pmem",
+            description="NUMA: two nodes with two CPUs each and one with memory only, "
+                        "deferred init on each; a legacy pmem region on node 1 and one "
+                        "on the memory-only node as fsdax map=dev, "
+                        f"{REBINDS} rebinds each, data checksummed",
+            memory_gb=4, pmem_gb=2, pmem_regions=2, cpus=2 * NUMA_NODE_CPUS, numa=NUMA_NODES,
+            env={"ROUNDS": str(REBINDS)}, check=check_numa,
+            configs=NUMA_CONFIGS),
+        Scenario(
             name="device-private",
             script="device-private",
             description=f"DEVICE_PRIVATE: test_hmm load/unload x{LOADS} "
                         "(2 x 256 MB memremap_pages each)",
             memory_gb=3, env={"LOADS": str(LOADS), "CHUNK_MB": str(HMM_CHUNK_BYTES >> 20),
                               "MODULE": "@out/lib/test_hmm.ko"},
-            check=check_device_private, configs=ALL_CONFIGS,
+            check=check_device_private, configs=HMM_CONFIGS,
             bench=(BenchRow(
                 "device-private", lambda b: f"memremap of {b.chunk_gb} GB DEVICE_PRIVATE",
                 lambda sc, b: sc.sized(3 + 2 * b.chunk_gb // 64,
@@ -710,7 +774,7 @@ SCENARIOS: dict[str, Scenario] = {
                  "SPM_ADDR0": hex(HMM_COHERENT_START),
                  "SPM_ADDR1": hex(HMM_COHERENT_START + HMM_CHUNK_BYTES)},
             append=[f"memmap={2 * HMM_CHUNK_BYTES >> 20}M${HMM_COHERENT_START:#x}"],
-            check=check_hmm_tests, configs=ALL_CONFIGS, on_base=True),
+            check=check_hmm_tests, configs=HMM_CONFIGS, on_base=True),
         Scenario(
             name="hugetlb-init-on-alloc",
             script="hugetlb-zero",

@@ -144,9 +144,10 @@ BASE_CONFIG = "lab"
 # Left to `memlab test --full`, to keep a cold CI run (with the quick
 # bench) within its hour: the kernels that check rather than measure, vm
 # (the fast paths under DEBUG_VM and lockdep) and debug (KASAN, under
-# which the template paths step aside), each a full kernel build; and the
+# which the template paths step aside), each a full kernel build; debian
+# (Debian's own config, base and patched: the largest builds); and the
 # compile matrix (two builds of mm/ for each of its targets).
-FULL_ONLY = {"vm", "debug", "matrix"}
+FULL_ONLY = {"vm", "debug", "debian", "matrix"}
 # The kinds of step, in the order they run.
 STEP_KINDS = ("pytest", "mypy", "apply", "checkpatch", "build", "kunit", "guest", "native",
               "prefixes", "matrix")

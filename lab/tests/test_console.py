@@ -188,7 +188,7 @@ def test_gigantic_log_passes_and_a_dirty_round_fails():
 def test_the_deferred_init_lines_are_parsed():
     con = console.parse("[    1.500000] deferred_init_memmap: node 0: 196608 deferred pages "
                         "in 41234567ns\n")
-    assert [(d.pages, d.ns) for d in con.deferred_inits] == [(196608, 41234567)]
+    assert [(d.pages, d.ns, d.node) for d in con.deferred_inits] == [(196608, 41234567, 0)]
 
 
 def test_boot_fill_must_cover_its_share_and_read_back():
@@ -225,3 +225,23 @@ def test_boot_deferred_log_has_a_deferred_init_per_node():
     assert any("nothing was deferred" in p for p in check_boot_deferred(con, BOOT_FILL))
     con.deferred_inits[0] = console.MemmapInit(786302, 1)
     assert any("freed 786302 pages" in p for p in check_boot_deferred(con, BOOT_FILL))
+
+
+def test_numa_log_has_every_node_and_region_where_asked():
+    from memlab.scenarios import check_numa, get
+    env = get("numa-pmem").env
+    con = console.parse(read("guest-numa-pmem.log"))
+    assert con.failures == []
+    assert sorted(d.node for d in con.deferred_inits) == [0, 1, 2]
+    assert check_numa(con, env) == []
+    # A node that deferred nothing, a region elsewhere, a lost bind: each fails.
+    con.deferred_inits.pop()
+    assert any("deferred init lines from nodes" in p for p in check_numa(con, env))
+    con = console.parse(read("guest-numa-pmem.log"))
+    con.results.append({"region1_node": "0", "node2_cpus": "3"})
+    problems = check_numa(con, env)
+    assert "pmem region 1 is on node 0, expected 2" in problems
+    assert "node 2 has CPUs 3" in problems
+    con = console.parse(read("guest-numa-pmem.log"))
+    con.memmap_inits.pop()
+    assert any("expected 8 memmap_init_zone_device() calls" in p for p in check_numa(con, env))

@@ -156,3 +156,23 @@ def test_sparc64_bare_boot_takes_one_cpu_and_powers_off(tmp_path):
     assert cmd[:3] == ["qemu-system-sparc64", "-machine", "sun4u"]
     assert cmd[cmd.index("-smp") + 1] == "1"
     assert "kunit_shutdown=poweroff" in cmd[cmd.index("-append") + 1].split()
+
+
+def test_numa_nodes_share_all_memory_and_name_cpus_the_guest_has(monkeypatch, tmp_path):
+    from memlab import scenarios
+    monkeypatch.setattr(hostinfo, "available_gb", lambda: 23.0)
+    spec = scenarios.get("numa-pmem").spec("patched", "debian")
+    cmd = guest.vng_command(spec, tmp_path / "bzImage")
+    numa = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--numa"]
+    assert numa == ["2G,cpus=0-1", "2G,cpus=2-3", "2G"]
+    # A socket per node with CPUs, after virtme-ng's own -smp.
+    assert cmd[cmd.index("--qemu-opt=-smp") + 1] == "--qemu-opt=4,sockets=2,cores=2,threads=1"
+    assert cmd[cmd.index("--memory") + 1] == "6G" and cmd[cmd.index("--cpus") + 1] == "4"
+    # The regions fall on nodes 1 and 2: 4-5 GB and, past the gap, 6-7 GB.
+    assert "memmap=1G!4G" in cmd and "memmap=1G!6G" in cmd
+    with pytest.raises(LabError, match="NUMA nodes hold 4 GB, the guest has 6 GB"):
+        guest.numa_args(guest.GuestSpec(memory_gb=4, pmem_gb=2,
+                                        numa=(guest.NumaNode(2, "0"), guest.NumaNode(2))), 6)
+    with pytest.raises(LabError, match="name CPU 3, the guest has 2 vCPUs"):
+        guest.numa_args(guest.GuestSpec(numa=(guest.NumaNode(2, "2-3"),)), 2)
+    assert guest.numa_args(guest.GuestSpec(), 2) == []

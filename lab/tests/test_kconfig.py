@@ -82,3 +82,71 @@ def test_sparc64_kunit_kernel_keeps_page_virtual_per_pfn_in_sections():
         assert kunit.get(name) == "y", name
     assert kunit.get("CONFIG_SPARSEMEM_VMEMMAP") == "n"   # section numbers in page->flags
     assert "CONFIG_SERIAL_AMBA_PL011" not in kunit        # arm64's console stays arm64's
+
+
+def test_only_the_debian_fragment_starts_from_debian():
+    assert kconfig.debian_flavour("debian") == "amd64_none_amd64"
+    for config in ("lab", "defer", "vm", "debug"):
+        assert kconfig.debian_flavour(config) is None, config
+
+
+def test_modules_not_asked_for_are_left_out():
+    debian = "CONFIG_A=m\nCONFIG_B=m\nCONFIG_C=y\n# CONFIG_D is not set\n"
+    started = kconfig.parse(kconfig.modules_left_out(debian, {"CONFIG_B": "y"}))
+    assert started == {"CONFIG_A": "n", "CONFIG_B": "m", "CONFIG_C": "y", "CONFIG_D": "n"}
+    # The fragment's own value then replaces the module.
+    merged = kconfig.parse(kconfig.merge(kconfig.modules_left_out(debian, {"CONFIG_B": "y"}),
+                                         {"CONFIG_B": "y"}))
+    assert merged["CONFIG_B"] == "y"
+
+
+def test_prompted_symbols_leave_out_those_only_selected():
+    text = ("config FOO\n\tbool \"x\"\n\tdefault y\n"
+            "menuconfig BAR\n\ttristate\n\tprompt \"bar\" if EXPERT\n"
+            "config SELECTED_ONLY\n\tbool\n\thelp\n\t  bool \"not a prompt\" in help\n"
+            "if FOO\nconfig BAZ_2\n\tint \"n\"\nendif\n"
+            "config HIDDEN\n\tdef_bool y\n# config NOT\n")
+    assert kconfig.prompted_symbols(text) == {"CONFIG_FOO", "CONFIG_BAR", "CONFIG_BAZ_2"}
+
+
+def test_debian_changes_allow_modules_and_new_options_only():
+    debian = ("CONFIG_NUMA=y\nCONFIG_HWPOISON_INJECT=m\nCONFIG_MOD2=m\n"
+              "# CONFIG_DEVICE_PRIVATE is not set\nCONFIG_MEMCG=y\n")
+    final = ("CONFIG_NUMA=y\nCONFIG_MOD2=y\nCONFIG_DEVICE_PRIVATE=y\n"
+             "CONFIG_MEMMAP_INIT_KUNIT_TEST=y\n")    # HWPOISON_INJECT left out, MEMCG lost
+    kept = {"CONFIG_NUMA", "CONFIG_HWPOISON_INJECT", "CONFIG_MOD2", "CONFIG_DEVICE_PRIVATE",
+            "CONFIG_MEMCG", "CONFIG_MEMMAP_INIT_KUNIT_TEST"}
+    bad = kconfig.debian_changes(debian, final, kept)
+    assert [(b.name, b.wanted, b.got) for b in bad] == [
+        ("CONFIG_DEVICE_PRIVATE", "n", "y"), ("CONFIG_MEMCG", "y", "n")]
+
+
+def test_debian_fragment_states_debian_values_and_keeps_mm_options():
+    debian = kconfig.load_fragment("debian")
+    for name in ("CONFIG_NUMA", "CONFIG_DEFERRED_STRUCT_PAGE_INIT",
+                 "CONFIG_INIT_ON_ALLOC_DEFAULT_ON", "CONFIG_MHP_MEMMAP_ON_MEMORY",
+                 "CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP", "CONFIG_MEMCG", "CONFIG_DEV_DAX_KMEM",
+                 "CONFIG_VIRTIO_MEM", "CONFIG_9P_FS"):
+        assert debian.get(name) == "y", name
+    # What Debian does not build stays out (its scenarios do not run there).
+    assert "CONFIG_DEVICE_PRIVATE" not in debian
+    assert kconfig.load_fragment("debian", variant="patched")["CONFIG_KUNIT"] == "y"
+    assert "CONFIG_KUNIT" not in kconfig.load_fragment("debian", variant="base")
+
+
+def test_kept_symbols_are_mm_kconfig_and_the_listed_ones(tmp_path):
+    (tmp_path / "mm").mkdir()
+    (tmp_path / "mm" / "Kconfig").write_text("config ZONE_DEVICE\n\tbool \"z\"\n")
+    (tmp_path / "mm" / "Kconfig.debug").write_text("config PAGE_POISONING\n\tbool \"p\"\n")
+    kept = kconfig.kept_symbols(tmp_path)
+    assert {"CONFIG_ZONE_DEVICE", "CONFIG_PAGE_POISONING", "CONFIG_NUMA"} <= kept
+
+
+def test_debian_guests_skip_what_debian_does_not_build():
+    from memlab import scenarios
+    for name in ("device-private", "hmm-tests"):
+        assert "debian" not in scenarios.get(name).configs, name
+    for name in ("boot-deferred", "kmem-online", "kmem-memmap-on-memory", "fsdax-dev",
+                 "hugetlb-1g"):
+        assert "debian" in scenarios.get(name).configs, name
+    assert "debian" not in scenarios.get("boot-memmap").configs   # it defers

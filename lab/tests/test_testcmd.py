@@ -105,10 +105,12 @@ def test_rebind_stress_check_compares_each_cycles_data():
 def test_the_test_plan_comes_from_the_architecture_table():
     plan = [(config, a.name, a.bootable) for config, a in testcmd.kernels()]
     assert plan == [("lab", "x86_64", True), ("defer", "x86_64", True), ("vm", "x86_64", True),
-                    ("debug", "x86_64", True), ("kunit", "arm64", True),
-                    ("kunit", "sparc64", True), ("highmem", "i386", False)]
+                    ("debug", "x86_64", True), ("debian", "x86_64", True),
+                    ("kunit", "arm64", True), ("kunit", "sparc64", True),
+                    ("highmem", "i386", False)]
     assert [testcmd.kernel_skip_name(c, a) for c, a, _ in plan] == \
-        ["lab", "defer", "vm", "debug", "arm64", "sparc64", "i386"]
+        ["lab", "defer", "vm", "debug", "debian", "arm64", "sparc64", "i386"]
+    assert {"vm", "debug", "debian"} <= testcmd.FULL_ONLY
 
 
 def test_every_scenario_reports_done_or_fails():

@@ -2,11 +2,17 @@
 # page reserved at boot, ROUNDS times given to a file of a 1 GB hugetlbfs
 # and zeroed for it, by a write fault in its middle (even rounds, timed) or
 # by fallocate() (odd rounds): each time it must read zero, and is dirtied
-# again before it goes back to the pool.
+# again before it goes back to the pool. With HVO=1 (and
+# hugetlb_free_vmemmap=on), report whether the kernel frees the vmemmap of
+# hugetlb pages.
 set -eu
 . "$(dirname "$0")/lib.sh"
 ROUNDS=${ROUNDS:-4}
+HVO=${HVO:-0}
 need python3
+if [ "$HVO" = 1 ]; then
+	say hvo="$(cat /proc/sys/vm/hugetlb_optimize_vmemmap 2>/dev/null || echo none)"
+fi
 pool=/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages
 [ -e "$pool" ] || fail "no 1 GB hugetlb pages here"
 say gigantic_pages="$(cat "$pool")"

@@ -13,6 +13,9 @@ need ndctl
 enable_memmap_debug
 enable_share_debug
 quiesce
+cap=/sys/module/mm_init/parameters/zone_device_init_threads
+[ -r "$cap" ] || fail "no $cap: a kernel without the parallel memmap init"
+say thread_cap="$(cat "$cap")"
 
 nodes=0
 for node in /sys/devices/system/node/node[0-9]*; do

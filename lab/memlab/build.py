@@ -42,51 +42,82 @@ def _stamp(opts: kconfig.Options, tree: Path, start: str) -> str:
     return h.hexdigest()
 
 
-def debian_dotconfig(flavour: str) -> str:
+# The Debian kernel flavours a config may start from, by architecture.
+DEBIAN_FLAVOUR_ARCH = {"amd64": "x86_64"}
+
+
+def debian_dotconfig(flavour: str, arch: str) -> str:
     """Debian's own .config of @flavour, from the pinned linux-config package."""
-    with lzma.open(deps.ensure_debian_config(flavour), "rt") as f:
-        return f.read()
+    if DEBIAN_FLAVOUR_ARCH.get(flavour.split("_")[0]) != arch:
+        raise LabError(f"Debian's {flavour} config is not for {arch}")
+    path = deps.ensure_debian_config(flavour)
+    try:
+        with lzma.open(path, "rt") as f:
+            return f.read()
+    except (lzma.LZMAError, EOFError) as e:
+        raise LabError(f"cannot read Debian's config {path}: {e}") from None
+
+
+@dataclass(frozen=True)
+class _Wanted:
+    """What a config's .config must hold: the fragment's options, and for a
+    config starting from Debian's, Debian's values of the kept options."""
+    config: str
+    opts: kconfig.Options
+    flavour: str | None
+    debian: str
+    tree: Path
+
+    def problems(self, dotconfig: str) -> str:
+        """Empty when @dotconfig holds what is wanted; else the message."""
+        bad = kconfig.verify(self.opts, dotconfig)
+        if bad:
+            return (f"config {self.config!r}: {len(bad)} requested option(s) did not "
+                    "survive olddefconfig (missing dependency or unknown symbol):\n  "
+                    + "\n  ".join(str(b) for b in bad))
+        changed = kconfig.debian_changes(self.debian, dotconfig,
+                                         kconfig.kept_symbols(self.tree)) \
+            if self.flavour else []
+        if changed:
+            return (f"config {self.config!r}: {len(changed)} option(s) the series depends "
+                    f"on differ from Debian's {self.flavour} config (Debian's value "
+                    "wanted):\n  " + "\n  ".join(str(b) for b in changed))
+        return ""
 
 
 def configure(tree: Path, out: Path, arch: str, variant: str, config: str,
-              log: Path) -> None:
+              log: Path) -> "_Wanted":
     """tinyconfig (or Debian's config, its modules left out), then the
-    fragment, then olddefconfig; verify the result."""
+    fragment, then olddefconfig; verify the result. What the .config must
+    hold, for a check after the build."""
     opts = kconfig.load_fragment(config, arch, variant)
     flavour = kconfig.debian_flavour(config)
-    debian = debian_dotconfig(flavour) if flavour else ""
+    wanted = _Wanted(config, opts, flavour,
+                     debian_dotconfig(flavour, arch) if flavour else "", tree)
     stamp_file = out / ".memlab-config"
-    stamp = _stamp(opts, tree, debian)
+    stamp = _stamp(opts, tree, wanted.debian)
     dotconfig = out / ".config"
     # The stamp alone is not enough: a make run by hand in O= on another
     # commit (syncconfig) can drop options that commit's Kconfig lacks.
     if dotconfig.exists() and stamp_file.exists() and stamp_file.read_text() == stamp \
-            and not kconfig.verify(opts, dotconfig.read_text()):
-        return
+            and not wanted.problems(dotconfig.read_text()):
+        return wanted
     out.mkdir(parents=True, exist_ok=True)
+    stamp_file.unlink(missing_ok=True)
     make = ["make", "-C", str(tree), *make_args(arch, out)]
     if flavour:
-        start = kconfig.modules_left_out(debian, opts)
+        start = kconfig.modules_left_out(wanted.debian, opts)
     else:
         run_logged(make + ["tinyconfig"], log, "configure: tinyconfig", env=ccache_env())
         start = dotconfig.read_text()
     dotconfig.write_text(kconfig.merge(start, opts))
     run_logged(make + ["olddefconfig"], log, f"configure: {config} fragment",
                env=ccache_env())
-    final = dotconfig.read_text()
-    stamp_file.unlink(missing_ok=True)
-    bad = kconfig.verify(opts, final)
-    if bad:
-        raise LabError(f"config {config!r}: {len(bad)} requested option(s) did not "
-                       "survive olddefconfig (missing dependency or unknown symbol):\n  "
-                       + "\n  ".join(str(b) for b in bad))
-    changed = kconfig.debian_changes(debian, final, kconfig.kept_symbols(tree)) \
-        if flavour else []
-    if changed:
-        raise LabError(f"config {config!r}: {len(changed)} option(s) the series depends "
-                       f"on differ from Debian's {flavour} config (Debian's value wanted):"
-                       "\n  " + "\n  ".join(str(b) for b in changed))
+    problems = wanted.problems(dotconfig.read_text())
+    if problems:
+        raise LabError(problems)
     stamp_file.write_text(stamp)
+    return wanted
 
 
 def build(variant: str, config: str = "lab", arch: str = arches.GUEST_ARCH) -> Built:
@@ -100,13 +131,18 @@ def build(variant: str, config: str = "lab", arch: str = arches.GUEST_ARCH) -> B
     log = paths.LOGS / f"build-{arch}-{variant}-{config}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("")
-    configure(tree, out, arch, variant, config, log)
+    wanted = configure(tree, out, arch, variant, config, log)
     stats = out / STATS
     expected = expected_lines(out)
     counter = _LineCounter()
     run_logged(["make", "-C", str(tree), *make_args(arch, out), "all"],
                log, f"build {arch}-{variant}-{config}", expected_lines=expected,
                on_line=counter, env=ccache_env())
+    # make's own syncconfig may have changed the .config since.
+    problems = wanted.problems((out / ".config").read_text())
+    if problems:
+        (out / ".memlab-config").unlink(missing_ok=True)
+        raise LabError(f"after the build: {problems}")
     # Remember the size of a full build, to show a percentage next time.
     if not stats.exists() or counter.lines > expected_lines(out, own_only=True):
         stats.write_text(json.dumps({"lines": counter.lines}))

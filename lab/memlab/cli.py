@@ -138,12 +138,13 @@ def parser() -> argparse.ArgumentParser:
                        "both with the lab patches")
         s.add_argument("--config", default="lab",
                        help="fragment set (configs/NAME.config): lab, defer (deferred struct "
-                       "page init), vm (defer with DEBUG_VM), debug (KASAN), kunit (arm64, "
-                       "sparc64), highmem (i386)")
+                       "page init), vm (defer with DEBUG_VM), debug (KASAN), debian (Debian's "
+                       "own config), kunit (arm64, sparc64), highmem (i386)")
         s.add_argument("--arch", default=arches.GUEST_ARCH, choices=archs,
                        help=f"target architecture (default {arches.GUEST_ARCH})")
 
-    s = sub.add_parser("build", help="out-of-tree kernel build (tinyconfig + fragments)")
+    s = sub.add_parser("build", help="out-of-tree kernel build (tinyconfig or Debian's "
+                       "config, + fragments)")
     kernel_args(s, list(arches.ARCHES))
     s.set_defaults(func=_build)
 
@@ -165,8 +166,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--config",
                    help="the patched kernel to build and boot (default: the arch's first "
                    "test config: lab on x86-64, kunit on arm64); on x86-64 also defer "
-                   "(deferred struct page init), vm (DEBUG_VM, template path on) or "
-                   "debug (KASAN)")
+                   "(deferred struct page init), vm (DEBUG_VM, template path on), "
+                   "debug (KASAN) or debian (Debian's own config)")
     s.add_argument("--arch", default=arches.GUEST_ARCH,
                    choices=[a.name for a in arches.ARCHES.values() if a.bootable])
     s.set_defaults(func=_kunit)

@@ -16,8 +16,9 @@ from .runner import LabError, run_logged, run_quiet, say
 # Debian package groups, by what needs them.
 APT_GROUPS: dict[str, list[str]] = {
     "source": ["git", "xz-utils", "patch"],
+    # zstd and openssl: the debian config's zstd image and module signing key.
     "build": ["gcc", "make", "flex", "bison", "bc", "libelf-dev", "libssl-dev",
-              "ccache", "cpio", "kmod", "perl"],
+              "ccache", "cpio", "kmod", "perl", "zstd", "openssl"],
     "guest": ["ndctl", "daxctl", "udev", "e2fsprogs", "python3-venv"],
 }
 # (Toolchains and emulators, the guests' QEMU among them: arches.py.)

@@ -21,8 +21,8 @@ from .runner import LabError
 _SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
 _UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
 _START = re.compile(r"^#start debian:(?P<flavour>[A-Za-z0-9_-]+)$")
-_KCONFIG_SYMBOL = re.compile(r"^\s*(?:menu)?config\s+([A-Za-z0-9_]+)\s*$")
-_KCONFIG_PROMPT = re.compile(r"^\s*(?:(?:bool|tristate|int|hex|string)\s+|prompt\s+)\"")
+_KCONFIG_SYMBOL = re.compile(r"^\s*(?:menu)?config\s+([A-Za-z0-9_]+)\s*(?:#.*)?$")
+_KCONFIG_PROMPT = re.compile(r"^\s*(?:(?:bool|tristate|int|hex|string)\s+|prompt\s+)[\"']")
 # What ends the attributes of an option (its help text comes last).
 _KCONFIG_BLOCK_END = re.compile(r"^\s*(?:(?:menu)?config|choice|endchoice|menu|endmenu|if|endif|"
                                 r"source|comment|help)\b")
@@ -32,7 +32,7 @@ _KCONFIG_BLOCK_END = re.compile(r"^\s*(?:(?:menu)?config|choice|endchoice|menu|e
 # one follow the drivers that select them), and these options from
 # elsewhere, which decide what the series' code paths meet.
 DEBIAN_KEPT_KCONFIGS = ("mm/Kconfig", "mm/Kconfig.debug")
-DEBIAN_KEPT = ("CONFIG_NUMA", "CONFIG_MEMCG", "CONFIG_INIT_ON_ALLOC_DEFAULT_ON",
+DEBIAN_KEPT = ("CONFIG_NUMA", "CONFIG_MEMCG", "CONFIG_MHP_MEMMAP_ON_MEMORY", "CONFIG_INIT_ON_ALLOC_DEFAULT_ON",
                "CONFIG_INIT_ON_FREE_DEFAULT_ON", "CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP",
                "CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP_DEFAULT_ON", "CONFIG_CXL_BUS",
                "CONFIG_KASAN", "CONFIG_KMSAN", "CONFIG_PREEMPT", "CONFIG_PREEMPT_VOLUNTARY",

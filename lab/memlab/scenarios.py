@@ -340,7 +340,9 @@ def check_numa(con: Console, env: dict[str, str]) -> list[str]:
     if any(d.pages <= 0 for d in con.deferred_inits):
         problems.append(f"deferred init threads freed {[d.pages for d in con.deferred_inits]} "
                         "pages")
-    return problems + check_two_devices(con, int(env["ROUNDS"]), NUMA_NODE_CPUS)
+    cap = _int(con.result("thread_cap")) or 0       # 0: no cap
+    threads = min(NUMA_NODE_CPUS, cap) if cap else NUMA_NODE_CPUS
+    return problems + check_two_devices(con, int(env["ROUNDS"]), threads)
 
 
 def check_device_private(con: Console, env: dict[str, str]) -> list[str]:
@@ -384,9 +386,12 @@ def check_zeroing(con: Console, env: dict[str, str]) -> list[str]:
 
 
 def check_gigantic(con: Console, env: dict[str, str]) -> list[str]:
-    """A 1 GB hugetlb page, zeroed at each fault or fallocate(): reads zero."""
+    """A 1 GB hugetlb page, zeroed at each fault or fallocate(): reads zero;
+    with HVO=1, its vmemmap freed (the kernel's HVO switch on)."""
     problems: list[str] = []
     rounds = int(env.get("ROUNDS", "4"))
+    if env.get("HVO") == "1" and con.result("hvo") != "1":
+        problems.append(f"HVO asked for, hugetlb_optimize_vmemmap is {con.result('hvo')}")
     if con.result("gigantic_pages") != "1":
         problems.append(f"{con.result('gigantic_pages')} gigantic pages reserved, not 1")
     zeroed = con.result_values("gigantic_first_nonzero")
@@ -548,6 +553,9 @@ DEFERRING_CONFIGS = tuple(
     if kconfig.load_fragment(c).get("CONFIG_DEFERRED_STRUCT_PAGE_INIT") == "y")
 # Those with NUMA (Debian's).
 NUMA_CONFIGS = tuple(c for c in ALL_CONFIGS if kconfig.load_fragment(c).get("CONFIG_NUMA") == "y")
+# Those that build HVO (the vmemmap of hugetlb pages freed), as Debian's do.
+HVO_CONFIGS = tuple(c for c in ALL_CONFIGS
+                    if kconfig.load_fragment(c).get("CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP") == "y")
 # Those with DEVICE_PRIVATE (test_hmm), which Debian's kernels do not build.
 HMM_CONFIGS = tuple(
     c for c in ALL_CONFIGS if kconfig.load_fragment(c).get("CONFIG_DEVICE_PRIVATE") == "y")
@@ -597,6 +605,23 @@ def _gigantic_resized(sc: Scenario, b: BenchSizes) -> Scenario:
 
 
 NONE_POSTED = "none posted"
+
+# The 1 GB hugetlb page reserved at boot, also with HVO.
+GIGANTIC = Scenario(
+    name="hugetlb-1g",
+    script="hugetlb-1g",
+    description="the 1 GB hugetlb page reserved at boot, zeroed for a file by "
+                "a write fault in its middle (timed) or by fallocate(), then "
+                "dirtied, four rounds: each time it reads zero",
+    memory_gb=4, env={"ROUNDS": "4"}, append=["hugepagesz=1G", "hugepages=1"],
+    check=check_gigantic, configs=ALL_CONFIGS, on_base=True,
+    cpu=arches.INTEL_TCG_CPU,
+    bench=(BenchRow(
+        "hugetlb-1g-fault",
+        lambda b: "fault in a 1 GB hugetlb page (zeroed by the fault)",
+        _gigantic_resized, NONE_POSTED, result_ns="gigantic_fault_ns",
+        label="1 GB hugetlb fault"),))
+
 
 SCENARIOS: dict[str, Scenario] = {
     s.name: s for s in [
@@ -788,20 +813,13 @@ SCENARIOS: dict[str, Scenario] = {
                 _hugetlb_resized,
                 Reference("16 GB of 2 MB hugetlb, init_on_alloc=1", 0.445, 0.166, "s"),
                 result_ns="hugetlb_alloc_ns", label="init_on_alloc=1 hugetlb"),)),
-        Scenario(
-            name="hugetlb-1g",
-            script="hugetlb-1g",
-            description="the 1 GB hugetlb page reserved at boot, zeroed for a file by "
-                        "a write fault in its middle (timed) or by fallocate(), then "
-                        "dirtied, four rounds: each time it reads zero",
-            memory_gb=4, env={"ROUNDS": "4"}, append=["hugepagesz=1G", "hugepages=1"],
-            check=check_gigantic, configs=ALL_CONFIGS, on_base=True,
-            cpu=arches.INTEL_TCG_CPU,
-            bench=(BenchRow(
-                "hugetlb-1g-fault",
-                lambda b: "fault in a 1 GB hugetlb page (zeroed by the fault)",
-                _gigantic_resized, NONE_POSTED, result_ns="gigantic_fault_ns",
-                label="1 GB hugetlb fault"),)),
+        GIGANTIC,
+        replace(GIGANTIC, name="hugetlb-1g-hvo",
+                description="hugetlb-1g with the vmemmap of hugetlb pages freed "
+                            "(hugetlb_free_vmemmap=on), on kernels that build HVO",
+                env=GIGANTIC.env | {"HVO": "1"},
+                append=GIGANTIC.append + ["hugetlb_free_vmemmap=on"],
+                configs=HVO_CONFIGS, on_base=False, bench=()),
         Scenario(
             name="runner-catches-warn",
             script="provoke-warn",

@@ -145,7 +145,7 @@ BASE_CONFIG = "lab"
 # bench) within its hour: the kernels that check rather than measure, vm
 # (the fast paths under DEBUG_VM and lockdep) and debug (KASAN, under
 # which the template paths step aside), each a full kernel build; debian
-# (Debian's own config, base and patched: the largest builds); and the
+# (Debian's own config: the largest build); and the
 # compile matrix (two builds of mm/ for each of its targets).
 FULL_ONLY = {"vm", "debug", "debian", "matrix"}
 # The kinds of step, in the order they run.

@@ -176,3 +176,11 @@ def test_numa_nodes_share_all_memory_and_name_cpus_the_guest_has(monkeypatch, tm
     with pytest.raises(LabError, match="name CPU 3, the guest has 2 vCPUs"):
         guest.numa_args(guest.GuestSpec(numa=(guest.NumaNode(2, "2-3"),)), 2)
     assert guest.numa_args(guest.GuestSpec(), 2) == []
+
+
+def test_numa_cpus_must_split_into_sockets_and_exist_under_icount():
+    nodes = (guest.NumaNode(2, "0-1"), guest.NumaNode(2, "2"))
+    with pytest.raises(LabError, match="3 vCPUs do not split into 2 sockets"):
+        guest.numa_args(guest.GuestSpec(cpus=3, numa=nodes), 4)
+    with pytest.raises(LabError, match="the guest has 1 vCPUs"):
+        guest.numa_args(guest.GuestSpec(cpus=4, accel="tcg-icount", numa=nodes), 4)

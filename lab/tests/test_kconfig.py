@@ -147,6 +147,77 @@ def test_debian_guests_skip_what_debian_does_not_build():
     for name in ("device-private", "hmm-tests"):
         assert "debian" not in scenarios.get(name).configs, name
     for name in ("boot-deferred", "kmem-online", "kmem-memmap-on-memory", "fsdax-dev",
-                 "hugetlb-1g"):
+                 "hugetlb-1g", "hugetlb-1g-hvo", "numa-pmem"):
         assert "debian" in scenarios.get(name).configs, name
     assert "debian" not in scenarios.get("boot-memmap").configs   # it defers
+
+
+def test_hvo_must_be_on_where_asked():
+    from memlab.scenarios import check_gigantic
+    from memlab.console import Console
+    con = Console()
+    con.results += [{"gigantic_pages": "1"}] + [{"gigantic_first_nonzero": "-1"}] * 4
+    assert check_gigantic(con, {"ROUNDS": "4"}) == []
+    assert check_gigantic(con, {"ROUNDS": "4", "HVO": "1"}) == [
+        "HVO asked for, hugetlb_optimize_vmemmap is None"]
+    con.results.append({"hvo": "1"})
+    assert check_gigantic(con, {"ROUNDS": "4", "HVO": "1"}) == []
+
+
+def test_prompted_symbols_in_a_choice_and_with_a_comment():
+    text = ("choice\n\tprompt \"model\"\nconfig PREEMPT_NONE # the default\n\tbool \"none\"\n"
+            "config PREEMPT_FULL\n\tbool 'full'\nendchoice\nconfig AFTER\n\tbool\n")
+    assert kconfig.prompted_symbols(text) == {"CONFIG_PREEMPT_NONE", "CONFIG_PREEMPT_FULL"}
+
+
+def _fake_tree(tmp_path):
+    tree = tmp_path / "tree"
+    (tree / "mm").mkdir(parents=True)
+    (tree / "mm" / "Kconfig").write_text("config ZONE_DEVICE\n\tbool \"z\"\n")
+    (tree / "mm" / "Kconfig.debug").write_text("")
+    return tree
+
+
+def test_configure_starts_from_debian_and_keeps_its_options(tmp_path, monkeypatch):
+    import pytest
+    from memlab import build
+    from memlab.runner import LabError
+    tree, out = _fake_tree(tmp_path), tmp_path / "out"
+    debian = "CONFIG_NUMA=y\nCONFIG_ZONE_DEVICE=y\nCONFIG_SOME_DRIVER=m\nCONFIG_9P_FS=m\n"
+    monkeypatch.setattr(build, "debian_dotconfig", lambda flavour, arch: debian)
+    monkeypatch.setattr(kconfig, "load_fragment",
+                        lambda *a, **k: {"CONFIG_9P_FS": "y", "CONFIG_NUMA": "y"})
+    monkeypatch.setattr(kconfig, "debian_flavour", lambda name: "amd64_none_amd64")
+    made: list[str] = []
+    # olddefconfig as a no-op, or one that drops ZONE_DEVICE (a kept option).
+    drop: list[bool] = [False]
+
+    def fake_make(cmd, log, what, **kw):
+        made.append(cmd[-1])
+        if drop[0]:
+            dot = out / ".config"
+            dot.write_text(dot.read_text().replace("CONFIG_ZONE_DEVICE=y",
+                                                   "# CONFIG_ZONE_DEVICE is not set"))
+        return 0
+    monkeypatch.setattr(build, "run_logged", fake_make)
+    build.configure(tree, out, "x86_64", "patched", "debian", tmp_path / "log")
+    assert made == ["olddefconfig"]       # no tinyconfig
+    final = kconfig.parse((out / ".config").read_text())
+    assert final["CONFIG_SOME_DRIVER"] == "n" and final["CONFIG_9P_FS"] == "y"
+    assert (out / ".memlab-config").exists()
+    # A warm run checks the kept options again, and reconfigures.
+    (out / ".config").write_text((out / ".config").read_text().replace(
+        "CONFIG_ZONE_DEVICE=y", "# CONFIG_ZONE_DEVICE is not set"))
+    drop[0] = True
+    with pytest.raises(LabError, match="CONFIG_ZONE_DEVICE: wanted y, got not set"):
+        build.configure(tree, out, "x86_64", "patched", "debian", tmp_path / "log")
+    assert made == ["olddefconfig", "olddefconfig"]
+    assert not (out / ".memlab-config").exists()
+
+
+def test_a_debian_flavour_builds_only_for_its_architecture():
+    import pytest
+    from memlab import build
+    from memlab.runner import LabError
+    with pytest.raises(LabError, match="amd64_none_amd64 config is not for arm64"):
+        build.debian_dotconfig("amd64_none_amd64", "arm64")

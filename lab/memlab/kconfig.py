@@ -32,8 +32,9 @@ _KCONFIG_BLOCK_END = re.compile(r"^\s*(?:(?:menu)?config|choice|endchoice|menu|e
 # one follow the drivers that select them), and these options from
 # elsewhere, which decide what the series' code paths meet.
 DEBIAN_KEPT_KCONFIGS = ("mm/Kconfig", "mm/Kconfig.debug")
-DEBIAN_KEPT = ("CONFIG_NUMA", "CONFIG_MEMCG", "CONFIG_MHP_MEMMAP_ON_MEMORY", "CONFIG_INIT_ON_ALLOC_DEFAULT_ON",
-               "CONFIG_INIT_ON_FREE_DEFAULT_ON", "CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP",
+DEBIAN_KEPT = ("CONFIG_NUMA", "CONFIG_MEMCG", "CONFIG_MHP_MEMMAP_ON_MEMORY",
+               "CONFIG_INIT_ON_ALLOC_DEFAULT_ON", "CONFIG_INIT_ON_FREE_DEFAULT_ON",
+               "CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP",
                "CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP_DEFAULT_ON", "CONFIG_CXL_BUS",
                "CONFIG_KASAN", "CONFIG_KMSAN", "CONFIG_PREEMPT", "CONFIG_PREEMPT_VOLUNTARY",
                "CONFIG_PREEMPT_DYNAMIC")
@@ -86,6 +87,11 @@ def load_fragment(name: str, arch: str = arches.GUEST_ARCH, variant: str = "patc
         if specific.exists():
             opts.update(parse(specific.read_text()))
     return opts
+
+
+def configs_with(configs: tuple[str, ...], option: str) -> tuple[str, ...]:
+    """Of @configs, those whose fragment builds @option in (=y)."""
+    return tuple(c for c in configs if load_fragment(c).get(option) == "y")
 
 
 def debian_flavour(name: str) -> str | None:

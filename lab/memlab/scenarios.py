@@ -548,17 +548,13 @@ LOADS = 3
 ALL_CONFIGS = arches.guest().test_configs
 DEFER_CONFIG = "defer"
 # Those whose boot leaves most of memory to the deferred init threads.
-DEFERRING_CONFIGS = tuple(
-    c for c in ALL_CONFIGS
-    if kconfig.load_fragment(c).get("CONFIG_DEFERRED_STRUCT_PAGE_INIT") == "y")
+DEFERRING_CONFIGS = kconfig.configs_with(ALL_CONFIGS, "CONFIG_DEFERRED_STRUCT_PAGE_INIT")
 # Those with NUMA (Debian's).
-NUMA_CONFIGS = tuple(c for c in ALL_CONFIGS if kconfig.load_fragment(c).get("CONFIG_NUMA") == "y")
+NUMA_CONFIGS = kconfig.configs_with(ALL_CONFIGS, "CONFIG_NUMA")
 # Those that build HVO (the vmemmap of hugetlb pages freed), as Debian's do.
-HVO_CONFIGS = tuple(c for c in ALL_CONFIGS
-                    if kconfig.load_fragment(c).get("CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP") == "y")
+HVO_CONFIGS = kconfig.configs_with(ALL_CONFIGS, "CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP")
 # Those with DEVICE_PRIVATE (test_hmm), which Debian's kernels do not build.
-HMM_CONFIGS = tuple(
-    c for c in ALL_CONFIGS if kconfig.load_fragment(c).get("CONFIG_DEVICE_PRIVATE") == "y")
+HMM_CONFIGS = kconfig.configs_with(ALL_CONFIGS, "CONFIG_DEVICE_PRIVATE")
 DAX_FS_REBINDS = 2
 STRESS_CYCLES = 10     # each of the 5 layouts twice
 # test_hmm's device memory chunk (its default size), and where the guest's

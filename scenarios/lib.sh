@@ -147,6 +147,23 @@ drop_fill() {
 	rm -f $FILL_CHUNK
 }
 
+movable_free() { awk '/^Node .* zone +Movable/ {m=1; next} /^Node/ {m=0} m && /nr_free_pages/ {print $2; exit}' /proc/zoneinfo; }
+
+# fill_movable MiB: use memory onlined movable. tmpfs pages are movable, and
+# ZONE_MOVABLE is the first zone movable allocations try, so files of most
+# of its size land there. Reports the fill and ZONE_MOVABLE's free pages
+# before and filled; fails unless every file reads back as written.
+fill_movable() {
+	free_before=$(movable_free)
+	fill_memory "$1"
+	free_filled=$(movable_free)
+	check_fill
+	say fill_mib="$fill_mib" movable_free_before="$free_before" \
+		movable_free_filled="$free_filled" bad_files="$bad_files"
+	fail_on_bad_fill
+	drop_fill
+}
+
 checksum() {  # checksum DEVICE MiB
 	head -c "$(($2 * 1048576))" "$1" | sha256sum | cut -d' ' -f1
 }

@@ -152,6 +152,8 @@ def build(variant: str, config: str = "lab", arch: str = arches.GUEST_ARCH) -> B
     say(f"kernel image: {image}")
     if arch == arches.GUEST_ARCH:    # what the guest scenarios run besides
         selftests.build_hmm_tests(tree, out, log)
+        if config in selftests.KSELFTEST_CONFIGS:
+            selftests.build_kselftests(tree, out, log)
     return Built(arch, variant, config, out, image)
 
 

@@ -20,6 +20,10 @@ APT_GROUPS: dict[str, list[str]] = {
     "build": ["gcc", "make", "flex", "bison", "bc", "libelf-dev", "libssl-dev",
               "ccache", "cpio", "kmod", "perl", "zstd", "openssl"],
     "guest": ["ndctl", "daxctl", "udev", "e2fsprogs", "python3-venv"],
+    # The kernel's mm selftests: libnuma and libcap for some programs (the
+    # guest runs them on the host's libraries), rsync for their install,
+    # sudo for run_vmtests.sh's test as an unprivileged user.
+    "selftests": ["libnuma-dev", "libcap-dev", "rsync", "sudo"],
 }
 # (Toolchains and emulators, the guests' QEMU among them: arches.py.)
 VIRTME_NG = "virtme-ng==1.42"

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import shlex
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import arches, console, deps, hostinfo, paths
+from . import arches, console, deps, hostinfo, monitor, paths
 from .runner import LabError, run_logged, say, tail
 
 PMEM_START_GB = 4    # legacy pmem region starts above the 32-bit PCI hole
@@ -62,6 +63,7 @@ class GuestSpec:
     arch: str = arches.GUEST_ARCH
     cpu: str = ""               # QEMU's -cpu, when not virtme-ng's own
     numa: tuple[NumaNode, ...] = ()     # empty: one node
+    virtio_mem_gb: int = 0      # a virtio-mem device this large, none plugged at boot
 
 
 @dataclass
@@ -128,12 +130,12 @@ def memory_layout(spec: GuestSpec) -> tuple[int, list[str]]:
                        f"{2 + (regions - 1) * PMEM_GAP_GB} (the RAM below 4 GB and "
                        "between the regions)")
     total = spec.memory_gb + spec.pmem_gb
-    need = total + 1   # QEMU itself
+    need = total + spec.virtio_mem_gb + 1   # QEMU itself
     have = hostinfo.available_gb()
     if need > have:
-        raise LabError(f"the guest needs {total} GB (RAM {spec.memory_gb} + pmem "
-                       f"{spec.pmem_gb}) and the host has {have:.1f} GB available: "
-                       "choose a smaller --pmem/--memory")
+        raise LabError(f"the guest needs {need - 1} GB (RAM {spec.memory_gb} + pmem "
+                       f"{spec.pmem_gb} + virtio-mem {spec.virtio_mem_gb}) and the host "
+                       f"has {have:.1f} GB available: choose a smaller --pmem/--memory")
     size = spec.pmem_gb // regions
     append = [f"memmap={size}G!{PMEM_START_GB + i * (size + PMEM_GAP_GB)}G"
               for i in range(regions)] if spec.pmem_gb else []
@@ -199,7 +201,23 @@ def numa_args(spec: GuestSpec, mem_gb: int) -> list[str]:
     return args
 
 
-def vng_command(spec: GuestSpec, image: Path) -> list[str]:
+def virtio_mem_args(spec: GuestSpec, mem_gb: int, qmp: Path | None) -> list[str]:
+    """QEMU's options for the virtio-mem device (room for it above the
+    boot memory, none of it plugged) and the monitor that resizes it."""
+    if not spec.virtio_mem_gb:
+        return []
+    if qmp is None:
+        raise LabError("a virtio-mem guest needs a monitor socket")
+    qemu = ["-m", f"{mem_gb}G,maxmem={mem_gb + spec.virtio_mem_gb}G",
+            "-object", f"memory-backend-ram,id={monitor.VIRTIO_MEM_DEVICE}-ram,"
+                       f"size={spec.virtio_mem_gb}G",
+            "-device", f"virtio-mem-pci,id={monitor.VIRTIO_MEM_DEVICE},"
+                       f"memdev={monitor.VIRTIO_MEM_DEVICE}-ram,requested-size=0",
+            "-qmp", f"unix:{qmp},server=on,wait=off"]
+    return [f"--qemu-opt={opt}" for opt in qemu]
+
+
+def vng_command(spec: GuestSpec, image: Path, qmp: Path | None = None) -> list[str]:
     check_accel(spec)
     if spec.arch != arches.GUEST_ARCH:
         raise LabError(f"guests run {arches.GUEST_ARCH} kernels; {spec.arch} kernels boot "
@@ -218,6 +236,7 @@ def vng_command(spec: GuestSpec, image: Path) -> list[str]:
     for arg in append + ["loglevel=8", "oops=panic"] + spec.append:
         cmd += ["--append", arg]
     cmd += numa_args(spec, mem_gb)
+    cmd += virtio_mem_args(spec, mem_gb, qmp)
     if spec.cpu:    # after virtme-ng's own -cpu: QEMU takes the last
         cmd += ["--qemu-opt=-cpu", f"--qemu-opt={spec.cpu}"]
     if icount:
@@ -242,13 +261,17 @@ def boot_and_run(spec: GuestSpec, failure_expected: bool = False) -> GuestResult
     stamp = time.strftime("%Y%m%d-%H%M%S")
     name = Path(spec.script).stem
     log = paths.LOGS / "guest" / f"{stamp}-{name}-{spec.variant}-{spec.config}.log"
-    cmd = vng_command(spec, image)
     start = time.monotonic()
-    try:
-        rc = run_logged(cmd, log, f"guest {name} ({spec.variant}, {accel})",
-                        timeout=spec.timeout, env=deps.venv_env(), check=False)
-    except LabError as e:
-        raise LabError(f"{e}\n(console log: {log})") from None
+    with tempfile.TemporaryDirectory(prefix="memlab-qmp-") as sockets:
+        qmp = Path(sockets) / "qmp.sock" if spec.virtio_mem_gb else None
+        on_line = monitor.Monitor(qmp).on_line if qmp else None
+        try:
+            rc = run_logged(vng_command(spec, image, qmp), log,
+                            f"guest {name} ({spec.variant}, {accel})",
+                            timeout=spec.timeout, env=deps.venv_env(), check=False,
+                            on_line=on_line)
+        except LabError as e:
+            raise LabError(f"{e}\n(console log: {log})") from None
     seconds = time.monotonic() - start
     text = log.read_text(errors="replace")
     result = GuestResult(spec, rc, log, console.parse(text), accel, seconds)

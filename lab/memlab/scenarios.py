@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from . import arches, guest, kconfig, paths
+from . import arches, guest, kconfig, paths, selftests
 from .console import Console
-from .runner import LabError
+from .runner import LabError, say
 
 PAGE_SIZE = 4096
 STRUCT_PAGE_SIZE = 64       # x86-64's struct page: a block's memmap is 1/64 of it
@@ -221,14 +221,7 @@ def check_kmem_online(con: Console, env: dict[str, str]) -> list[str]:
             problems.append(f"{what} over {sorted({c.pages for c in calls})} pages, expected "
                             f"{per_online} per online (block of {block_bytes} bytes, "
                             f"{vmemmap_pages} pages of its memmap on it)")
-    problems += fill_read_back(con)
-    fill_pages = (_int(con.result("fill_mib")) or 0) * (1 << 20) // PAGE_SIZE
-    before = _int(con.result("movable_free_before")) or 0
-    filled = _int(con.result("movable_free_filled")) or 0
-    if not fill_pages or before - filled < fill_pages // 2:
-        problems.append(f"the files ({fill_pages} pages) took {before - filled} pages of "
-                        "ZONE_MOVABLE: the hot-added memory was not used")
-    return problems
+    return problems + movable_used(con, 1)
 
 
 def fill_read_back(con: Console) -> list[str]:
@@ -236,6 +229,27 @@ def fill_read_back(con: Console) -> list[str]:
     if con.result("bad_files") != "0":
         return [f"{con.result('bad_files')} files read back other data than written"]
     return []
+
+
+def movable_used(con: Console, fills: int) -> list[str]:
+    """lib.sh's fill_movable, run @fills times: each time every file read
+    back as written, and at least half of the files' pages taken from
+    ZONE_MOVABLE (the memory just onlined)."""
+    reports = list(zip(con.result_values("fill_mib"), con.result_values("bad_files"),
+                       con.result_values("movable_free_before"),
+                       con.result_values("movable_free_filled")))
+    if len(reports) != fills:
+        return [f"expected {fills} fills of the onlined memory, saw {len(reports)}"]
+    problems = []
+    for n, (fill_mib, bad, before, filled) in enumerate(reports, 1):
+        if bad != "0":
+            problems.append(f"fill {n}: {bad} files read back other data than written")
+        fill_pages = int(fill_mib) * (1 << 20) // PAGE_SIZE
+        if not fill_pages or int(before) - int(filled) < fill_pages // 2:
+            problems.append(f"fill {n}: the files ({fill_pages} pages) took "
+                            f"{int(before) - int(filled)} pages of ZONE_MOVABLE: the "
+                            "onlined memory was not used")
+    return problems
 
 
 def check_memory_used(con: Console, env: dict[str, str]) -> list[str]:
@@ -402,6 +416,81 @@ def check_gigantic(con: Console, env: dict[str, str]) -> list[str]:
     return problems
 
 
+def check_virtio_mem(con: Console, env: dict[str, str]) -> list[str]:
+    """virtio-mem: each of CYCLES plugs brought PLUG_MIB of memory blocks,
+    each block onlined once per plug over all its pages with its memmap
+    init timed; the memory then used (files read back intact, taken from
+    ZONE_MOVABLE) and every block unplugged again."""
+    problems: list[str] = []
+    cycles = int(env["CYCLES"])
+    block_bytes = _int(con.result("block_bytes"))
+    if not block_bytes:
+        return ["scenario did not report the memory block size"]
+    blocks = (int(env["PLUG_MIB"]) << 20) // block_bytes
+    block_pages = block_bytes // PAGE_SIZE
+    plugged = con.result_values("plugged_blocks")
+    if len(plugged) != cycles or any(p != str(blocks) for p in plugged):
+        problems.append(f"expected {cycles} plugs of {blocks} blocks, saw {plugged}")
+    left = con.result_values("blocks_left")
+    if len(left) != cycles or any(n != "0" for n in left):
+        problems.append(f"blocks left online after each unplug: {left}, expected {cycles} x 0")
+    for what, calls in (("online_pages()", con.onlines),
+                        ("hot-added memmap init", con.hotplug_inits)):
+        if [c.pages for c in calls] != [block_pages] * blocks * cycles:
+            problems.append(f"expected {blocks * cycles} {what} calls over {block_pages} pages "
+                            f"({blocks} blocks x {cycles} plugs), saw "
+                            f"{len(calls)} over {sorted({c.pages for c in calls})}")
+    return problems + movable_used(con, cycles)
+
+
+def check_fault_inject(con: Console, env: dict[str, str]) -> list[str]:
+    """Faults injected: every bind that met a fault either bound with the
+    data intact or left the device unbound; a bind whose chunks' allocation
+    alone failed bound with the data intact; every online refused by the
+    memory notifier, the next ones working and the memory used; the binds
+    with CPU 1 going offline done; no leak."""
+    problems: list[str] = []
+    faults = _int(con.result("faults")) or 0
+    ok = _int(con.result("fault_binds_ok")) or 0
+    failed = _int(con.result("fault_binds_failed")) or 0
+    if faults <= 0 or ok + failed != faults:
+        problems.append(f"{faults} faults injected into binds, {ok} bound and {failed} failed")
+    if con.result("fault_binds_bad") != "0":
+        problems.append(f"{con.result('fault_binds_bad')} binds after a fault lost the data")
+    if con.result("chunk_faults_left") != "0":
+        problems.append("the chunks' allocation was not failed "
+                        f"(failslab times left: {con.result('chunk_faults_left')})")
+    blocks = con.result("blocks")
+    if not blocks or con.result("onlines_refused") != blocks:
+        problems.append(f"{con.result('onlines_refused')} of {blocks} onlines refused "
+                        "by the memory notifier")
+    problems += fill_read_back(con)
+    rounds = con.result_values("cpu_offline_round")
+    if len(rounds) != int(env["ROUNDS"]):
+        problems.append(f"{len(rounds)} binds with a CPU going offline, expected {env['ROUNDS']}")
+    if con.result("kmemleak_reports") != "0":
+        problems.append(f"kmemleak reports {con.result('kmemleak_reports')} objects")
+    return problems
+
+
+def check_selftests(con: Console, env: dict[str, str]) -> list[str]:
+    """The kernel's selftests: every test reported (selftests.check_run())."""
+    return selftests.check_run(con)
+
+
+def compare_selftests(config: str, base: Console, patched: Console) -> list[str]:
+    """No selftest that passes on the base kernel and not on the patched
+    one (other differences are shown, not failed); both kernels' outcomes
+    recorded in results/."""
+    outcomes = selftests.outcomes(base), selftests.outcomes(patched)
+    say(f"selftests of both kernels recorded in {selftests.record(config, *outcomes)}")
+    regressions, others = selftests.compare(*outcomes)
+    if others:
+        say("selftests ending otherwise, not on the patched kernel's account: "
+            + "; ".join(others))
+    return regressions
+
+
 @dataclass(frozen=True)
 class Reference:
     """A reference posting's measurement (real hardware) of what a bench
@@ -500,6 +589,11 @@ class Scenario:
     cpu: str = ""
     cpus: int = 2
     numa: tuple[guest.NumaNode, ...] = ()
+    virtio_mem_gb: int = 0
+    timeout: int = guest.GuestSpec.timeout
+    # Both kernels' runs (config, base, patched) weighed together, for a
+    # scenario on_base: problems.
+    compare: Callable[[str, Console, Console], list[str]] | None = None
 
     def spec(self, variant: str, config: str = "lab", accel: str = "tcg") -> guest.GuestSpec:
         return guest.GuestSpec(variant=variant, config=config, script=self.script,
@@ -507,7 +601,8 @@ class Scenario:
                                pmem_regions=self.pmem_regions,
                                accel=accel, env=resolve_env(self.env, variant, config),
                                append=list(self.append), cpu=self.cpu, cpus=self.cpus,
-                               numa=self.numa)
+                               numa=self.numa, virtio_mem_gb=self.virtio_mem_gb,
+                               timeout=self.timeout)
 
     def problems(self, con: Console) -> list[str]:
         done = [] if con.result("done") == "1" else ["scenario did not report done=1"]
@@ -547,6 +642,7 @@ LOADS = 3
 # debian (Debian's own config).
 ALL_CONFIGS = arches.guest().test_configs
 DEFER_CONFIG = "defer"
+DEBIAN_CONFIG = "debian"
 # Those whose boot leaves most of memory to the deferred init threads.
 DEFERRING_CONFIGS = kconfig.configs_with(ALL_CONFIGS, "CONFIG_DEFERRED_STRUCT_PAGE_INIT")
 # Those with NUMA (Debian's).
@@ -555,6 +651,8 @@ NUMA_CONFIGS = kconfig.configs_with(ALL_CONFIGS, "CONFIG_NUMA")
 HVO_CONFIGS = kconfig.configs_with(ALL_CONFIGS, "CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP")
 # Those with DEVICE_PRIVATE (test_hmm), which Debian's kernels do not build.
 HMM_CONFIGS = kconfig.configs_with(ALL_CONFIGS, "CONFIG_DEVICE_PRIVATE")
+VIRTIO_MEM_CONFIGS = kconfig.configs_with(ALL_CONFIGS, "CONFIG_VIRTIO_MEM")
+FAULT_CONFIGS = kconfig.configs_with(ALL_CONFIGS, "CONFIG_FAULT_INJECTION")
 DAX_FS_REBINDS = 2
 STRESS_CYCLES = 10     # each of the 5 layouts twice
 # test_hmm's device memory chunk (its default size), and where the guest's
@@ -631,7 +729,13 @@ SCENARIOS: dict[str, Scenario] = {
             bench=(BenchRow(
                 "fsdax-rebind", lambda b: f"memmap init per rebind, {b.pmem_gb} GB fsdax map=dev",
                 _rebinds_resized, Reference("nd_pmem 100 GB rebind", 244.28, 96.79, "ms"),
-                first_bind_apart=True, parallel=True, label="fsdax map=dev"),)),
+                first_bind_apart=True, parallel=True, label="fsdax map=dev"),
+                   BenchRow(
+                "fsdax-rebind-debian",
+                lambda b: f"memmap init per rebind, {b.pmem_gb} GB fsdax map=dev, "
+                          "Debian's config",
+                _rebinds_resized, NONE_POSTED, first_bind_apart=True, full_only=True,
+                label="debian: fsdax map=dev", config=DEBIAN_CONFIG))),
         Scenario(
             name="fsdax-mem",
             script="fsdax-rebind",
@@ -725,7 +829,14 @@ SCENARIOS: dict[str, Scenario] = {
                         "block and never freed",
             memory_gb=3, pmem_gb=1, env={"CYCLES": str(REBINDS), "MEMMAP_ON_MEMORY": "1"},
             append=["memory_hotplug.memmap_on_memory=1"],
-            check=check_kmem_online, configs=("lab", "vm", "debian"), on_base=True),
+            check=check_kmem_online, configs=("lab", "vm", DEBIAN_CONFIG), on_base=True,
+            bench=(BenchRow(
+                "kmem-memmap-on-memory-debian",
+                lambda b: f"online_pages() per memory block, {b.kmem_gb} GB dax kmem with "
+                          "memmap_on_memory, Debian's config",
+                _kmem_resized, NONE_POSTED, calls="onlines", full_only=True,
+                label="debian: kmem memmap_on_memory online_pages()",
+                config=DEBIAN_CONFIG),)),
         Scenario(
             name="boot-memmap",
             script="boot-memmap",
@@ -758,7 +869,13 @@ SCENARIOS: dict[str, Scenario] = {
                 lambda b: f"deferred init of a node's memory, {b.boot_gb} GB guest, "
                           "kernels of config defer",
                 _boot_resized, NONE_POSTED, calls="deferred_inits",
-                full_only=True, label="boot: deferred init", config=DEFER_CONFIG),)),
+                full_only=True, label="boot: deferred init", config=DEFER_CONFIG),
+                   BenchRow(
+                "boot-deferred-debian",
+                lambda b: f"deferred init of a node's memory, {b.boot_gb} GB guest, "
+                          "Debian's config",
+                _boot_resized, NONE_POSTED, calls="deferred_inits",
+                full_only=True, label="debian: boot deferred init", config=DEBIAN_CONFIG))),
         Scenario(
             name="numa-pmem",
             script="numa-pmem",
@@ -816,6 +933,35 @@ SCENARIOS: dict[str, Scenario] = {
                 env=GIGANTIC.env | {"HVO": "1"},
                 append=GIGANTIC.append + ["hugetlb_free_vmemmap=on"],
                 configs=HVO_CONFIGS, on_base=False, bench=()),
+        Scenario(
+            name="virtio-mem",
+            script="virtio-mem",
+            description="a 2 GB virtio-mem device, empty at boot, resized through QEMU's "
+                        f"monitor: {REBINDS} times 1 GB plugged, onlined movable, filled "
+                        "from userspace and read back, then unplugged",
+            memory_gb=3, virtio_mem_gb=2,
+            env={"CYCLES": str(REBINDS), "PLUG_MIB": "1024"},
+            check=check_virtio_mem, configs=VIRTIO_MEM_CONFIGS, on_base=True),
+        Scenario(
+            name="fault-inject",
+            script="fault-inject",
+            description="faults injected: an fsdax map=dev bind with its Nth allocation "
+                        "failed, for every N until none is met, and with only the chunks' "
+                        "allocation failed; dax kmem onlines refused by the memory notifier; "
+                        f"{REBINDS} binds with CPU 1 going offline; no kmemleak report",
+            memory_gb=3, pmem_gb=2, pmem_regions=2, env={"ROUNDS": str(REBINDS)},
+            check=check_fault_inject, configs=FAULT_CONFIGS, timeout=3600),
+        Scenario(
+            name="mm-selftests",
+            script="mm-selftests",
+            description="the kernel's mm selftests (run_vmtests.sh, all but the "
+                        "destructive ones) and memory-hotplug selftest, built from the "
+                        "kernel's tree: no test that passes on base fails or skips on "
+                        "patched",
+            memory_gb=4, env={"KSELFTEST": f"@out/{selftests.KSELFTEST_DIR}",
+                              "KCONFIG": "@out/.config"},
+            check=check_selftests, configs=selftests.KSELFTEST_CONFIGS, on_base=True,
+            timeout=3600, compare=compare_selftests),
         Scenario(
             name="runner-catches-warn",
             script="provoke-warn",

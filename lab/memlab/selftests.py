@@ -3,8 +3,13 @@ from the tree of the kernel they test, into its build directory, so that
 base and patched each run the test program of their own tree."""
 from __future__ import annotations
 
+import json
+import os
+import time
 from pathlib import Path
 
+from . import deps, paths
+from .console import Console
 from .runner import run_logged
 
 # tools/testing/selftests/mm/hmm-tests.c against lib/test_hmm.ko: HMM
@@ -24,3 +29,104 @@ def build_hmm_tests(tree: Path, out: Path, log: Path) -> Path:
                 "-o", str(binary), str(tree / HMM_TESTS_SOURCE), "-lpthread"],
                log, f"build {HMM_TESTS}")
     return binary
+
+
+# The kernel's own selftests that the guests of these configs run (scenario
+# mm-selftests), installed by `memlab build` into KSELFTEST_DIR of the build
+# directory: the mm suite (run_vmtests.sh and its programs) and the
+# memory-hotplug one (mem-on-off-test.sh).
+KSELFTEST_CONFIGS = ("debian",)
+KSELFTEST_DIR = "kselftest"
+KSELFTEST_SUITES = ("mm", "memory-hotplug")
+# 6.12.117's khugepaged.c returns KSFT_SKIP without including kselftest.h,
+# which defines it: that program is built with the header forced in
+# (harmless where the source includes it itself).
+FORCED_HEADER = {"khugepaged": Path("tools/testing/selftests/kselftest.h")}
+
+
+def build_kselftests(tree: Path, out: Path, log: Path) -> Path:
+    """The suites built against the tree's own uapi headers (exported into
+    the build directory) and installed as the kselftest Makefiles install
+    them: programs and scripts side by side."""
+    deps.ensure("selftests")
+    run_logged(["make", "-C", str(tree), f"O={out}", "headers"], log, "export uapi headers")
+    installed = out / KSELFTEST_DIR
+    for suite in KSELFTEST_SUITES:
+        source = tree / "tools/testing/selftests" / suite
+        built = out / "selftests" / suite
+        built.mkdir(parents=True, exist_ok=True)
+        make = ["make", "-C", str(source), f"-j{os.cpu_count() or 2}", f"OUTPUT={built}",
+                f"KHDR_INCLUDES=-isystem {out / 'usr/include'}"]
+        for program, header in FORCED_HEADER.items():
+            if (source / f"{program}.c").exists():
+                run_logged([*make, f"EXTRA_CFLAGS=-include {tree / header}",
+                            str(built / program)],
+                           log, f"build selftest {suite}/{program}")
+        run_logged([*make, f"INSTALL_PATH={installed / suite}", "install"],
+                   log, f"build selftests {suite}")
+    return installed
+
+
+# What a selftest ended as: run_vmtests.sh's TAP and a script's exit code
+# (kselftest's 4 is a skip) as the guest reports them.
+OUTCOMES = ("pass", "fail", "skip")
+
+
+def outcomes(con: Console) -> dict[str, str]:
+    """Each selftest the guest reported ("SUITE:NAME"), with its outcome;
+    a name reported twice keeps its first outcome and gains a "#2"."""
+    seen: dict[str, str] = {}
+    for r in con.results:
+        if "selftest" not in r:
+            continue
+        name = r["selftest"]
+        if name in seen:
+            name += f"#{sum(1 for n in seen if n.split('#')[0] == name) + 1}"
+        seen[name] = r.get("outcome", "")
+    return seen
+
+
+def check_run(con: Console) -> list[str]:
+    """One run of the suites: every mm test run_vmtests.sh counted was
+    reported, the hotplug test too, each with a known outcome. (A test that
+    fails is not a problem of the run: compare() weighs it.)"""
+    got = outcomes(con)
+    problems = [f"selftest {name}: outcome {outcome!r}" for name, outcome in got.items()
+                if outcome not in OUTCOMES]
+    counted = con.result("selftests_mm_tests")
+    mm = [name for name in got if name.startswith("mm:")]
+    if not counted or int(counted) == 0:
+        problems.append("run_vmtests.sh ran no test")
+    elif int(counted) != len(mm):
+        problems.append(f"run_vmtests.sh ran {counted} tests, {len(mm)} reported")
+    if not any(name.startswith("memory-hotplug:") for name in got):
+        problems.append("the memory-hotplug selftest did not report")
+    return problems
+
+
+def compare(base: dict[str, str], patched: dict[str, str]) -> tuple[list[str], list[str]]:
+    """What the series changed in the selftests' results: the regressions
+    (a test the base kernel passes that the patched one fails, skips or
+    does not run), then every other difference (a test failing on base
+    alone, as a flaky one may, or run by one kernel only)."""
+    regressions: list[str] = []
+    others: list[str] = []
+    for name in dict.fromkeys([*base, *patched]):
+        was, now = base.get(name, "not run"), patched.get(name, "not run")
+        if was != now:
+            (regressions if was == "pass" else others).append(
+                f"{name}: base {was}, patched {now}")
+    return regressions, others
+
+
+def record(config: str, base: dict[str, str], patched: dict[str, str]) -> Path:
+    """Both kernels' outcomes, test by test, in
+    results/selftests/CONFIG.json."""
+    out = paths.RESULTS / "selftests" / f"{config}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tests = [{"test": name, "base": base.get(name, "not run"),
+              "patched": patched.get(name, "not run")}
+             for name in dict.fromkeys([*base, *patched])]
+    out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+                               "config": config, "tests": tests}, indent=1) + "\n")
+    return out

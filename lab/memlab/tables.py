@@ -417,6 +417,8 @@ def cli_block() -> list[str]:
 
 
 R = paths.RESULTS
+# The bench of the rows on Debian's own config.
+DEBIAN_BENCH = "icount-fsdax-rebind-debian+kmem-memmap-on-memory-debian+boot-deferred-debian"
 # Every block the documents carry, by the name a template gives.
 BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
     "icount": lambda: bench_table(R / "icount" / "bench.json",
@@ -428,6 +430,7 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
              "+kmem-online-pages") / "bench.json",
         ["kmem-online", "kmem-online-pages", "boot-memmap", "boot-memmap-free", "boot-deferred"],
         per_page=True),
+    "debian": lambda: bench_table(R / DEBIAN_BENCH / "bench.json", per_page=True),
     "wall": lambda: parallel_table(R / "wall" / "bench.json"),
     "native-memmap": lambda: native_memmap_table(R / "native.json"),
     "native-online": lambda: native_online_table(R / "native.json"),

@@ -18,6 +18,7 @@ from typing import Callable, Iterable, TypeVar
 
 from . import (arches, build, checkpatch, deps, documents, guest, hostinfo, kernel_tree,
                kunit_runner, matrix, native, paths, scenarios)
+from .console import Console
 from .runner import LabError, run_quiet, say
 from .runrecord import TEST_RESULTS, RunRecord, StepRecord, totals
 from .series import (APPLY_COMMAND, CHECKOUT_PLACEHOLDER, parse_am_run_failure,
@@ -138,9 +139,10 @@ def ensure_tree() -> None:
     kernel_tree.sync_variant_tree("base")
 
 
-# The config whose base kernel also runs the scenarios meant for it (the
-# bench builds that kernel anyway).
-BASE_CONFIG = "lab"
+# The configs whose base kernels also run the scenarios meant for them:
+# lab's (the bench builds it anyway) and debian's (what users run, and the
+# selftests' comparison).
+BASE_CONFIGS = ("lab", "debian")
 # Left to `memlab test --full`, to keep a cold CI run (with the quick
 # bench) within its hour: the kernels that check rather than measure, vm
 # (the fast paths under DEBUG_VM and lockdep) and debug (KASAN, under
@@ -256,22 +258,25 @@ def run_matrix() -> Step:
 
 def base_scenarios(config: str) -> list[scenarios.Scenario]:
     """The scenarios this config's base kernel runs too."""
-    if config != BASE_CONFIG:
+    if config not in BASE_CONFIGS:
         return []
     return [sc for sc in scenarios.SCENARIOS.values() if sc.on_base and config in sc.configs]
 
 
 def run_guest(config: str) -> Step:
     """Every scenario meant for this config on the patched kernel, then
-    those that must also pass before the series on the base kernel."""
+    those that must also pass before the series on the base kernel; then,
+    for a scenario that weighs both kernels' runs, that comparison."""
     step = Step(f"guest {config}")
     runs = [(sc, "patched") for sc in scenarios.SCENARIOS.values() if config in sc.configs]
     runs += [(sc, "base") for sc in base_scenarios(config)]
     # KVM where it works (the probe's verdict is cached), else TCG.
     accel = hostinfo.default_accel(arches.image_path(arches.GUEST_ARCH, "patched", config))
+    consoles: dict[tuple[str, str], Console] = {}
     for sc, variant in runs:
         result = guest.boot_and_run(sc.spec(variant, config, accel),
                                     failure_expected=bool(sc.expect_failure))
+        consoles[sc.name, variant] = result.console
         problems = sc.verdict(result)
         inits = result.console.memmap_inits
         detail = sc.name + ("" if variant == "patched" else f" ({variant})") + (
@@ -283,6 +288,16 @@ def run_guest(config: str) -> Step:
         else:
             step.passed += 1
             step.notes.append(f"{detail}: ok ({result.accel}, {result.seconds:.0f}s)")
+    for sc, variant in runs:
+        if variant != "base" or sc.compare is None:
+            continue
+        problems = sc.compare(config, consoles[sc.name, "base"], consoles[sc.name, "patched"])
+        if problems:
+            step.failed += 1
+            step.notes.append(f"{sc.name}, base against patched: FAILED: " + "; ".join(problems))
+        else:
+            step.passed += 1
+            step.notes.append(f"{sc.name}, base against patched: ok")
     return step
 
 

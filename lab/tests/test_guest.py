@@ -184,3 +184,18 @@ def test_numa_cpus_must_split_into_sockets_and_exist_under_icount():
         guest.numa_args(guest.GuestSpec(cpus=3, numa=nodes), 4)
     with pytest.raises(LabError, match="the guest has 1 vCPUs"):
         guest.numa_args(guest.GuestSpec(cpus=4, accel="tcg-icount", numa=nodes), 4)
+
+
+def test_a_virtio_mem_guest_gets_room_for_the_device_and_a_monitor(monkeypatch, tmp_path):
+    monkeypatch.setattr(hostinfo, "available_gb", lambda: 23.0)
+    spec = guest.GuestSpec(script="hello", accel="tcg", memory_gb=3, virtio_mem_gb=2)
+    cmd = guest.vng_command(spec, tmp_path / "bzImage", tmp_path / "qmp.sock")
+    opts = [a.removeprefix("--qemu-opt=") for a in cmd if a.startswith("--qemu-opt=")]
+    assert opts[opts.index("-m") + 1] == "3G,maxmem=5G"
+    assert "virtio-mem-pci,id=memlab-vmem0,memdev=memlab-vmem0-ram,requested-size=0" in opts
+    assert f"unix:{tmp_path / 'qmp.sock'},server=on,wait=off" in opts
+    with pytest.raises(LabError, match="needs a monitor socket"):
+        guest.vng_command(spec, tmp_path / "bzImage")
+    monkeypatch.setattr(hostinfo, "available_gb", lambda: 5.0)
+    with pytest.raises(LabError, match=r"virtio-mem 2\) and the host has 5.0 GB"):
+        guest.memory_layout(spec)

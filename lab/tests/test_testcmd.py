@@ -1,4 +1,6 @@
 """The summary arithmetic of `memlab test` and the guest verdicts."""
+import json
+
 import pytest
 
 from memlab import console, guest, scenarios, testcmd
@@ -81,7 +83,38 @@ def test_base_kernel_runs_only_the_scenarios_meant_for_it():
     names = [sc.name for sc in testcmd.base_scenarios("lab")]
     assert names == ["fsdax-fs-dev", "fsdax-fs-mem", "kmem-memmap-on-memory", "hmm-tests",
                      "hugetlb-1g"]
+    names = [sc.name for sc in testcmd.base_scenarios("debian")]
+    assert names == ["fsdax-fs-dev", "kmem-memmap-on-memory", "hugetlb-1g", "virtio-mem",
+                     "mm-selftests"]
     assert testcmd.base_scenarios("vm") == []
+
+
+def test_the_selftests_step_fails_on_a_test_that_ends_otherwise_on_patched(
+        monkeypatch, tmp_path):
+    """run_guest() weighs the two kernels' selftests together: alike, one
+    more check passes; a test passing on base only fails the step, named."""
+    from memlab import guest, hostinfo, paths
+    monkeypatch.setattr(paths, "RESULTS", tmp_path)
+    monkeypatch.setattr(hostinfo, "default_accel", lambda image: "tcg")
+    sc = scenarios.get("mm-selftests")
+    monkeypatch.setattr(scenarios, "SCENARIOS", {sc.name: sc})
+    logs = {"base": "MEMLAB selftest=mm:cow outcome=pass\n",
+            "patched": "MEMLAB selftest=mm:cow outcome=fail\n"}
+
+    def boot(spec, failure_expected=False):
+        text = logs[spec.variant] + ("MEMLAB selftest=memory-hotplug:mem-on-off-test.sh "
+                                     "outcome=pass\nMEMLAB selftests_mm_tests=1 done=1\n")
+        return guest.GuestResult(spec, 0, tmp_path / "log", console.parse(text), "tcg", 1.0)
+    monkeypatch.setattr(guest, "boot_and_run", boot)
+    step = testcmd.run_guest("debian")
+    assert (step.passed, step.failed) == (2, 1)
+    assert ("mm-selftests, base against patched: FAILED: mm:cow: base pass, patched fail"
+            in step.notes)
+    recorded = json.loads((tmp_path / "selftests" / "debian.json").read_text())
+    assert recorded["tests"][0] == {"test": "mm:cow", "base": "pass", "patched": "fail"}
+    logs["patched"] = logs["base"]
+    step = testcmd.run_guest("debian")
+    assert (step.passed, step.failed) == (3, 0)
 
 
 def test_hmm_tests_check_counts_every_case():

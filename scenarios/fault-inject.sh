@@ -1,0 +1,190 @@
+# Guest scenario (a kernel with fault injection and kmemleak): faults during
+# the work of the series, each met by a clean success or a clean failure.
+#  1. binds: the pfn device of an fsdax namespace (map=dev) on region 0 is
+#     bound with the Nth slab or page allocation of memremap_pages() failed
+#     (fail-nth, failslab and fail_page_alloc), for N = 1, 2, ... until a
+#     bind meets no fault. A bind that succeeds must read back the
+#     namespace's data; one that fails must leave the device unbound and
+#     the next bind must work. Then a bind with only the allocation of
+#     the chunks that share a large range among the CPUs failed must
+#     succeed (the binding task initializes the range alone).
+#  2. onlining: region 1 as dax kmem, each block onlined with the memory
+#     notifier failing MEM_GOING_ONLINE (the online must fail and the block
+#     stay offline), then onlined for real, filled and read back, offlined.
+#  3. CPU offline: the namespace rebound ROUNDS times while CPU 1, which
+#     shares its memmap init, goes offline and comes back.
+# Then no new kmemleak report, and a last bind reads back the data.
+set -eu
+. "$(dirname "$0")/lib.sh"
+DATA_MIB=${DATA_MIB:-2}
+ROUNDS=${ROUNDS:-3}
+MAX_NTH=${MAX_NTH:-2000}
+need ndctl
+need daxctl
+enable_memmap_debug
+enable_share_debug
+enable_online_debug
+quiesce
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
+dbg=/sys/kernel/debug
+[ -e $dbg/kmemleak ] || fail "no $dbg/kmemleak (CONFIG_DEBUG_KMEMLEAK)"
+[ -d $dbg/failslab ] && [ -d $dbg/fail_page_alloc ] ||
+	fail "no failslab/fail_page_alloc in debugfs (CONFIG_FAULT_INJECTION_DEBUG_FS)"
+notifier=$dbg/notifier-error-inject/memory/actions/MEM_GOING_ONLINE/error
+[ -e $notifier ] || fail "no $notifier (CONFIG_MEMORY_NOTIFIER_ERROR_INJECT)"
+# What boot left behind is not this scenario's.
+echo clear > $dbg/kmemleak
+
+say phase=create
+ndctl create-namespace -f -e namespace0.0 -m fsdax -M dev >/dev/null ||
+	fail "ndctl create-namespace fsdax on namespace0.0"
+settle
+[ -b /dev/pmem0 ] || fail "no /dev/pmem0 after create-namespace"
+pfn=$(pfn_of pmem0)
+say pfn_size="$(cat /sys/bus/nd/devices/$pfn/size)"
+head -c "$((DATA_MIB * 1048576))" /dev/urandom > /tmp/memlab-data
+dd if=/tmp/memlab-data of=/dev/pmem0 bs=1M oflag=direct status=none || fail "write pmem0"
+sum=$(checksum /tmp/memlab-data "$DATA_MIB")
+[ "$(checksum /dev/pmem0 "$DATA_MIB")" = "$sum" ] || fail "pmem0 reads back other data"
+data_kept() { [ "$(checksum /dev/pmem0 "$DATA_MIB")" = "$sum" ]; }
+bound() { [ -e "$ND_PMEM/$pfn" ]; }
+
+say phase=bind-faults
+# symbol_range NAME: the start and end address of a kernel function.
+symbol_range() {
+	awk -v name="$1" '$3 == name {f = 1; printf "0x%s ", $1; next}
+		f {print "0x" $1; exit}' /proc/kallsyms
+}
+set -- $(symbol_range memremap_pages) $(symbol_range __add_pages)
+[ "$#" -eq 4 ] || fail "memremap_pages or __add_pages missing from /proc/kallsyms"
+# Only fail-nth injects (probability 0), into sleeping allocations of any
+# order too, quietly, and only into what memremap_pages() allocates (the
+# work of the series) but __add_pages(), whose failure x86's add_pages()
+# reports with a WARN by design.
+for f in failslab fail_page_alloc; do
+	echo 0 > $dbg/$f/probability
+	echo N > $dbg/$f/ignore-gfp-wait
+	echo 0 > $dbg/$f/verbose
+	echo "$1" > $dbg/$f/require-start
+	echo "$2" > $dbg/$f/require-end
+	echo "$3" > $dbg/$f/reject-start
+	echo "$4" > $dbg/$f/reject-end
+done
+echo 0 > $dbg/fail_page_alloc/min-order
+echo "$pfn" > $ND_PMEM/unbind || fail "unbind $pfn"
+# bind_with_fault N: the bind with the Nth fault-injection point of this
+# shell's task failed; sets injected (1: the bind met it). Every file is
+# opened before the fault is armed, and between arming and reading back
+# the shell only writes and reads open files: an open() or a fork() would
+# meet the fault itself.
+nth=/proc/thread-self/fail-nth
+bind_with_fault() {
+	exec 3>$nth 4<$nth 5>$ND_PMEM/bind 6>/dev/null
+	echo "$1" >&3
+	echo "$pfn" 2>&6 >&5 || true
+	read -r left <&4
+	echo 0 >&3
+	exec 3>&- 4<&- 5>&- 6>&-
+	injected=0
+	[ "$left" -ne 0 ] || injected=1
+}
+n=1 ok=0 failed=0 bad=0
+while :; do
+	[ "$n" -le "$MAX_NTH" ] || fail "binds still meet faults after $MAX_NTH"
+	bind_with_fault "$n"
+	[ "$injected" = 1 ] || break		# the bind met fewer than n faults
+	if bound; then
+		ok=$((ok + 1))
+		data_kept || { bad=$((bad + 1)); say bad_bind_nth="$n"; }
+		echo "$pfn" > $ND_PMEM/unbind || fail "unbind $pfn after fault $n"
+	else
+		failed=$((failed + 1))
+		[ ! -b /dev/pmem0 ] || fail "fault $n: bind failed, /dev/pmem0 left behind"
+	fi
+	n=$((n + 1))
+done
+bound || fail "the bind that met no fault did not bind"
+data_kept || bad=$((bad + 1))
+say faults="$((n - 1))" fault_binds_ok="$ok" fault_binds_failed="$failed" \
+	fault_binds_bad="$bad"
+
+# The chunks' allocation alone: failslab fails what is allocated with
+# memmap_init_zone_device() on the stack, once.
+say phase=chunk-fault
+set -- $(symbol_range memmap_init_zone_device)
+[ "$#" -eq 2 ] || fail "no memmap_init_zone_device in /proc/kallsyms"
+fs=$dbg/failslab
+echo "$1" > $fs/require-start
+echo "$2" > $fs/require-end
+echo 0 > $fs/reject-start
+echo 0 > $fs/reject-end
+echo 32 > $fs/stacktrace-depth
+echo 1 > $fs/times
+echo 1 > $fs/verbose
+echo 100 > $fs/probability
+echo "$pfn" > $ND_PMEM/unbind || fail "unbind $pfn"
+echo "$pfn" > $ND_PMEM/bind || fail "bind $pfn with the chunks' allocation failed"
+echo 0 > $fs/probability
+settle
+chunks_left=$(cat $fs/times)
+data_kept || fail "pmem0 data changed across the bind without chunks"
+say chunk_faults_left="$chunks_left" chunk_bind=ok
+
+say phase=online-faults
+ndctl create-namespace -f -e namespace1.0 -m devdax -a 2M >/dev/null ||
+	fail "ndctl create-namespace devdax on namespace1.0"
+settle
+mem=/sys/devices/system/memory
+echo offline > $mem/auto_online_blocks || fail "cannot set auto_online_blocks to offline"
+daxctl reconfigure-device --mode=system-ram --no-online dax1.0 >/dev/null ||
+	fail "daxctl reconfigure-device --mode=system-ram dax1.0"
+settle
+blocks=$(grep -l '^offline$' $mem/memory*/state | sed 's,/state$,,')
+nr_blocks=$(echo "$blocks" | grep -c memory || true)
+[ "$nr_blocks" -gt 0 ] || fail "no memory blocks added by dax kmem"
+echo -12 > $notifier
+refused=0
+for b in $blocks; do
+	if echo online_movable 2>/dev/null > "$b/state"; then
+		fail "$(basename "$b") onlined while MEM_GOING_ONLINE fails"
+	fi
+	[ "$(cat "$b/state")" = offline ] || fail "$(basename "$b") not offline after a failed online"
+	refused=$((refused + 1))
+done
+echo 0 > $notifier
+for b in $blocks; do
+	echo online_movable > "$b/state" || fail "online $(basename "$b") after the failed one"
+done
+settle
+fill_memory $((nr_blocks * $((0x$(cat $mem/block_size_bytes))) / 2 / 1048576))
+check_fill
+say blocks="$nr_blocks" onlines_refused="$refused" fill_mib="$fill_mib" bad_files="$bad_files"
+fail_on_bad_fill
+drop_fill
+for b in $blocks; do
+	echo offline > "$b/state" || fail "offline $(basename "$b")"
+done
+
+say phase=cpu-offline
+[ -e /sys/devices/system/cpu/cpu1/online ] || fail "CPU 1 cannot go offline"
+i=1
+while [ "$i" -le "$ROUNDS" ]; do
+	echo "$pfn" > $ND_PMEM/unbind || fail "unbind $pfn"
+	echo "$pfn" > $ND_PMEM/bind &
+	bind_job=$!
+	echo 0 > /sys/devices/system/cpu/cpu1/online || fail "offline CPU 1"
+	wait "$bind_job" || fail "bind with CPU 1 going offline, round $i"
+	echo 1 > /sys/devices/system/cpu/cpu1/online || fail "online CPU 1"
+	data_kept || fail "pmem0 data changed across the bind of round $i"
+	say cpu_offline_round="$i"
+	i=$((i + 1))
+done
+
+say phase=leaks
+echo scan > $dbg/kmemleak
+echo scan > $dbg/kmemleak
+leaks=$(grep -c '^unreferenced object' $dbg/kmemleak || true)
+say kmemleak_reports="$leaks"
+[ "$leaks" -eq 0 ] || { cat $dbg/kmemleak; fail "kmemleak reports $leaks objects"; }
+data_kept || fail "pmem0 data changed"
+say done=1

@@ -1,0 +1,63 @@
+# Guest scenario: the kernel's own mm selftests (run_vmtests.sh, its
+# default set: nothing destructive) and the memory-hotplug selftest
+# (mem-on-off-test.sh), as `memlab build` installed them from the tree of
+# the kernel under test. Each test's result is reported as
+# "MEMLAB selftest=SUITE:NAME outcome=pass|fail|skip" (spaces in NAME as
+# underscores); the host compares the base and patched kernels' lists.
+set -eu
+. "$(dirname "$0")/lib.sh"
+: "${KSELFTEST:?KSELFTEST must name the installed selftests (memlab build makes them)}"
+: "${KCONFIG:?KCONFIG must name the kernel's .config}"
+[ -x "$KSELFTEST/mm/run_vmtests.sh" ] || fail "no $KSELFTEST/mm/run_vmtests.sh"
+[ -x "$KSELFTEST/memory-hotplug/mem-on-off-test.sh" ] ||
+	fail "no $KSELFTEST/memory-hotplug/mem-on-off-test.sh"
+need bash
+
+# The shared root is read-only: some tests write beside themselves, the
+# hugetlb cgroup ones mount under /mnt, and va_high_addr_switch.sh reads
+# the kernel's config from /boot.
+work=/tmp/kselftest
+cp -r "$KSELFTEST" "$work"
+for dir in /mnt /boot; do
+	mount -t tmpfs "memlab-$(basename $dir)" $dir || fail "mount a tmpfs on $dir"
+done
+cp "$KCONFIG" "/boot/config-$(uname -r)"
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
+# A hugetlb pool to start from, as a machine that uses hugetlb has:
+# run_vmtests.sh grows it for its own tests and then restores it, and
+# va_high_addr_switch.sh needs one (the script reserves it on arm64 only).
+echo "${HUGEPAGES:-16}" > /proc/sys/vm/nr_hugepages
+
+# TAP lines of run_vmtests.sh: "ok N NAME", "ok N NAME # SKIP",
+# "not ok N NAME # exit=R".
+report_tap() {  # report_tap SUITE FILE
+	sed -n -e 's/^\(not ok\|ok\) [0-9]* \(.*\)$/\1|\2/p' "$2" | while IFS='|' read -r status rest; do
+		name=${rest%% # *}
+		outcome=pass
+		[ "$status" = "not ok" ] && outcome=fail
+		case $rest in *" # SKIP"*) outcome=skip ;; esac
+		say selftest="$1:$(echo "$name" | tr ' ' '_')" outcome="$outcome"
+	done
+}
+
+outcome_of() {  # outcome_of EXIT_CODE
+	case $1 in 0) echo pass ;; 4) echo skip ;; *) echo fail ;; esac
+}
+
+# Run a suite's script in its directory, its output on the console as it
+# comes and in OUT; its exit code in RC.
+run_suite() {  # run_suite DIR OUT SCRIPT [ARG...]
+	dir=$1 out=$2
+	shift 2
+	{ rc=0; (cd "$dir" && bash "$@") 2>&1 || rc=$?; echo "$rc" > "$out.rc"; } | tee "$out"
+	RC=$(cat "$out.rc")
+}
+
+run_suite "$work/mm" /tmp/run_vmtests.out ./run_vmtests.sh
+report_tap mm /tmp/run_vmtests.out
+say selftests_mm_exit="$RC" \
+	selftests_mm_tests="$(grep -c -E '^(not )?ok [0-9]+ ' /tmp/run_vmtests.out || true)"
+
+run_suite "$work/memory-hotplug" /tmp/mem-on-off-test.out ./mem-on-off-test.sh
+say selftest=memory-hotplug:mem-on-off-test.sh outcome="$(outcome_of "$RC")"
+say done=1

@@ -26,20 +26,8 @@ echo "$MEMMAP_ON_MEMORY" > $memmap_attr ||
 	fail "dax0.0 refused memmap_on_memory=$MEMMAP_ON_MEMORY"
 say memmap_on_memory="$(cat $memmap_attr)"
 
-mem=/sys/devices/system/memory
+kmem_add_offline dax0.0
 block_bytes=$((0x$(cat $mem/block_size_bytes)))
-offline_blocks() { grep -l '^offline$' $mem/memory*/state | sed 's,/state$,,'; }
-[ -z "$(offline_blocks)" ] || fail "offline memory blocks before kmem"
-# Debian's kernels online hot-added memory as it is added (auto_online_blocks
-# "online"): here the scenario onlines each block itself, as daxctl would.
-say auto_online="$(cat $mem/auto_online_blocks)"
-echo offline > $mem/auto_online_blocks || fail "cannot set auto_online_blocks to offline"
-daxctl reconfigure-device --mode=system-ram --no-online dax0.0 >/dev/null ||
-	fail "daxctl reconfigure-device --mode=system-ram"
-settle
-blocks=$(offline_blocks)
-nr_blocks=$(echo "$blocks" | grep -c memory || true)
-[ "$nr_blocks" -gt 0 ] || fail "no memory blocks added by dax kmem"
 say block_bytes="$block_bytes" blocks="$nr_blocks"
 
 set_state() {  # set_state STATE: every kmem block to STATE, checked

@@ -147,6 +147,28 @@ drop_fill() {
 	rm -f $FILL_CHUNK
 }
 
+# kmem_add_offline DAX: hand the devdax device DAX (e.g. dax0.0) to the
+# kernel as system RAM through dax kmem, every block left offline for the
+# scenario to online itself, as daxctl would. Debian's kernels online
+# hot-added memory as it is added (auto_online_blocks "online"): reported,
+# then set to offline. Sets mem (the memory blocks' sysfs directory),
+# blocks (the new blocks' directories) and nr_blocks.
+kmem_add_offline() {
+	mem=/sys/devices/system/memory
+	[ -z "$(kmem_offline_blocks)" ] || fail "offline memory blocks before kmem"
+	say auto_online="$(cat $mem/auto_online_blocks)"
+	echo offline > $mem/auto_online_blocks || fail "cannot set auto_online_blocks to offline"
+	daxctl reconfigure-device --mode=system-ram --no-online "$1" >/dev/null ||
+		fail "daxctl reconfigure-device --mode=system-ram $1"
+	settle
+	blocks=$(kmem_offline_blocks)
+	nr_blocks=$(echo "$blocks" | grep -c memory || true)
+	[ "$nr_blocks" -gt 0 ] || fail "no memory blocks added by dax kmem"
+}
+kmem_offline_blocks() {
+	grep -l '^offline$' /sys/devices/system/memory/memory*/state | sed 's,/state$,,'
+}
+
 movable_free() { awk '/^Node .* zone +Movable/ {m=1; next} /^Node/ {m=0} m && /nr_free_pages/ {print $2; exit}' /proc/zoneinfo; }
 
 # fill_movable MiB: use memory onlined movable. tmpfs pages are movable, and

@@ -4,12 +4,15 @@
 # Then most of the new memory is used from userspace (tmpfs files of random
 # data, read back) and must be offlined cleanly once freed. With
 # MEMMAP_ON_MEMORY=1 (and memory_hotplug.memmap_on_memory=1 on the command
-# line) each block carries its own memmap in its first pages.
+# line) each block carries its own memmap in its first pages; with HVO=1
+# too (a kernel that builds HVO), hugetlb folios are allocated on those
+# blocks with HVO on, and must leave that memmap alone.
 set -eu
 . "$(dirname "$0")/lib.sh"
 CYCLES=${CYCLES:-3}
 FILL_MIB=${FILL_MIB:-}	# default: 3/4 of the hot-added memory
 MEMMAP_ON_MEMORY=${MEMMAP_ON_MEMORY:-0}
+HVO=${HVO:-0}
 need ndctl
 need daxctl
 enable_online_debug
@@ -55,6 +58,31 @@ while [ "$i" -le "$CYCLES" ]; do
 	say cycle="$i"
 	i=$((i + 1))
 done
+
+# HVO frees most of the vmemmap of each hugetlb folio, but not of one whose
+# struct pages lie on a block that carries its own memmap: the self-hosted
+# mark on those memmap pages, set before the block goes online, tells it.
+# Half of the onlined memory as 2 MB folios, from ZONE_MOVABLE (the first
+# zone hugetlb's movable allocations try): the kernel's count of memmap
+# pages must not move.
+hvo_folios_on_self_hosted_memmap() {
+	hvo=/proc/sys/vm/hugetlb_optimize_vmemmap
+	pool=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+	[ -w $hvo ] && [ -w $pool ] || fail "no $hvo or $pool (HVO=1)"
+	echo 1 > $hvo || fail "cannot turn HVO on"
+	want=$((nr_blocks * block_bytes / 2 / 2097152))
+	free_before=$(movable_free)
+	memmap_before=$(memmap_pages)
+	echo "$want" > $pool || fail "cannot allocate $want hugetlb folios"
+	say hvo_folios="$(cat $pool)" hvo_movable_taken=$((free_before - $(movable_free))) \
+		hvo_memmap_delta=$(($(memmap_pages) - memmap_before))
+	echo 0 > $pool && echo 0 > $hvo || fail "cannot free the hugetlb folios"
+	settle
+}
+memmap_pages() { awk '$1 == "nr_memmap_pages" {print $2}' /proc/vmstat; }
+if [ "$HVO" = 1 ]; then
+	hvo_folios_on_self_hosted_memmap
+fi
 
 # Use the new memory; each file's data must read back as written.
 fill_movable "${FILL_MIB:-$((nr_blocks * block_bytes * 3 / 4 / 1048576))}"

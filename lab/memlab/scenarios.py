@@ -194,7 +194,7 @@ def check_kmem_online(con: Console, env: dict[str, str]) -> list[str]:
     online over a whole block with its memmap init timed (with
     MEMMAP_ON_MEMORY, over the block but its memmap, which is initialized
     first on its own); the memory then used (files read back intact, taken
-    from ZONE_MOVABLE) and offlined."""
+    from ZONE_MOVABLE; with HVO=1, hugetlb folios too) and offlined."""
     problems: list[str] = []
     cycles = int(env["CYCLES"])
     blocks, block_bytes = _int(con.result("blocks")), _int(con.result("block_bytes"))
@@ -221,7 +221,36 @@ def check_kmem_online(con: Console, env: dict[str, str]) -> list[str]:
             problems.append(f"{what} over {sorted({c.pages for c in calls})} pages, expected "
                             f"{per_online} per online (block of {block_bytes} bytes, "
                             f"{vmemmap_pages} pages of its memmap on it)")
-    return problems + movable_used(con, 1)
+    return (problems + movable_used(con, 1)
+            + hvo_spared_self_hosted(con, env, blocks * block_bytes))
+
+
+def hvo_spared_self_hosted(con: Console, env: dict[str, str], added_bytes: int) -> list[str]:
+    """With HVO=1 (kmem-online.sh's hugetlb step): 2 MB hugetlb folios, half
+    of the @added_bytes of blocks that carry their own memmap, allocated
+    from ZONE_MOVABLE, left the kernel's count of memmap pages alone. HVO
+    frees the vmemmap of other folios; the self-hosted mark on a block's
+    memmap pages, set before the block goes online, must still be there
+    to stop it."""
+    if env.get("HVO") != "1":
+        return []
+    folios, taken, delta = (_int(con.result(key)) for key in
+                            ("hvo_folios", "hvo_movable_taken", "hvo_memmap_delta"))
+    if folios is None or taken is None or delta is None:
+        return ["scenario did not report its hugetlb folios on the self-hosted memmap (HVO)"]
+    problems = []
+    folio_bytes = 2 << 20
+    if folios != added_bytes // 2 // folio_bytes:
+        problems.append(f"{folios} hugetlb folios allocated, expected "
+                        f"{added_bytes // 2 // folio_bytes} (half of the onlined memory)")
+    if not folios or taken < folios * folio_bytes // PAGE_SIZE:
+        problems.append(f"the {folios} hugetlb folios took {taken} pages of ZONE_MOVABLE: "
+                        "not all on the onlined blocks")
+    if delta:
+        problems.append(f"HVO changed the count of memmap pages by {delta} for hugetlb folios "
+                        "on blocks that carry their own memmap: their memmap pages lost "
+                        "the self-hosted mark")
+    return problems
 
 
 def fill_read_back(con: Console) -> list[str]:
@@ -604,9 +633,10 @@ class Scenario:
                                numa=self.numa, virtio_mem_gb=self.virtio_mem_gb,
                                timeout=self.timeout)
 
-    def problems(self, con: Console) -> list[str]:
+    def problems(self, con: Console, env: dict[str, str] | None = None) -> list[str]:
+        """@env: the run's, as spec() resolved it (default: the scenario's)."""
         done = [] if con.result("done") == "1" else ["scenario did not report done=1"]
-        return done + self.check(con, self.env)
+        return done + self.check(con, self.env if env is None else env)
 
     def verdict(self, result: guest.GuestResult) -> list[str]:
         """Problems with a run of this scenario (empty: passed): the
@@ -618,7 +648,7 @@ class Scenario:
                 return [f"expected a {self.expect_failure} report on the console, "
                         f"saw {kinds or 'none'}"]
             return []
-        return result.problems() + self.problems(result.console)
+        return result.problems() + self.problems(result.console, result.spec.env)
 
     def sized(self, memory_gb: int, pmem_gb: int = 0, **env: str) -> "Scenario":
         """The same scenario on another machine size and parameters."""
@@ -628,10 +658,15 @@ class Scenario:
 
 def resolve_env(env: dict[str, str], variant: str, config: str = "lab") -> dict[str, str]:
     """A guest script's environment with "@out/PATH" values turned into paths
-    inside the variant's build directory (e.g. a module it loads)."""
-    return {key: str(paths.out_dir(arches.GUEST_ARCH, variant, config) / value[5:])
-            if value.startswith("@out/") else value
-            for key, value in env.items()}
+    inside the variant's build directory (e.g. a module it loads), and
+    "@kconfig/OPTION" ones into 1 where the config builds OPTION in, else 0."""
+    def resolve(value: str) -> str:
+        if value.startswith("@out/"):
+            return str(paths.out_dir(arches.GUEST_ARCH, variant, config) / value[5:])
+        if value.startswith("@kconfig/"):
+            return "1" if kconfig.configs_with((config,), value[9:]) else "0"
+        return value
+    return {key: resolve(value) for key, value in env.items()}
 
 
 REBINDS = 3
@@ -826,8 +861,10 @@ SCENARIOS: dict[str, Scenario] = {
             script="kmem-online",
             description="kmem-online with memmap_on_memory: each hot-added block's memmap "
                         "in its own first pages, initialized apart from the rest of the "
-                        "block and never freed",
-            memory_gb=3, pmem_gb=1, env={"CYCLES": str(REBINDS), "MEMMAP_ON_MEMORY": "1"},
+                        "block and never freed; with HVO, hugetlb folios on those blocks "
+                        "keep theirs",
+            memory_gb=3, pmem_gb=1, env={"CYCLES": str(REBINDS), "MEMMAP_ON_MEMORY": "1",
+                                         "HVO": "@kconfig/CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP"},
             append=["memory_hotplug.memmap_on_memory=1"],
             check=check_kmem_online, configs=("lab", "vm", DEBIAN_CONFIG), on_base=True,
             bench=(BenchRow(

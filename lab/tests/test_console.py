@@ -1,7 +1,7 @@
 """Console parsing on captured real guest logs (lab/tests/data/guest-*.log)."""
 from dataclasses import replace
 
-from memlab import console
+from memlab import console, scenarios
 from memlab.scenarios import check_kmem_online, check_pair, check_rebinds
 from conftest import DATA
 
@@ -150,6 +150,34 @@ def test_kmem_memmap_on_memory_log_initializes_each_blocks_memmap_apart():
     plain = console.parse(read("guest-kmem-online.log"))
     assert "online_pages() over [32768] pages, expected [32256] per online" in \
         " | ".join(check_kmem_online(plain, env))
+
+
+def test_kmem_memmap_on_memory_debian_log_keeps_the_self_hosted_memmap_under_hvo():
+    sc = scenarios.get("kmem-memmap-on-memory")
+    env = sc.spec("patched", "debian").env
+    assert env["HVO"] == "1"
+    con = console.parse(read("guest-kmem-memmap-on-memory-debian.log"))
+    assert not con.failures
+    assert sc.problems(con, env) == []
+    assert (con.result("hvo_folios"), con.result("hvo_memmap_delta")) == ("224", "0")
+
+
+def test_kmem_hvo_check_wants_folios_on_the_blocks_and_the_memmap_count_kept():
+    env = {"CYCLES": "3", "MEMMAP_ON_MEMORY": "1", "HVO": "1"}
+    con = console.parse(read("guest-kmem-memmap-on-memory.log"))
+    assert check_kmem_online(con, env) == [
+        "scenario did not report its hugetlb folios on the self-hosted memmap (HVO)"]
+    # 7 blocks of 128 MB: 224 folios of 2 MB.
+    con.results.append({"hvo_folios": "224", "hvo_movable_taken": str(224 * 512 + 30),
+                        "hvo_memmap_delta": "0"})
+    assert check_kmem_online(con, env) == []
+    # HVO freed 7 of the 8 memmap pages of each folio, some folios elsewhere.
+    con.results[-1].update(hvo_folios="200", hvo_movable_taken=str(190 * 512),
+                           hvo_memmap_delta=str(-7 * 200))
+    problems = " | ".join(check_kmem_online(con, env))
+    assert "200 hugetlb folios allocated, expected 224 (half of the onlined memory)" in problems
+    assert "the 200 hugetlb folios took 97280 pages of ZONE_MOVABLE" in problems
+    assert "HVO changed the count of memmap pages by -1400" in problems
 
 
 def test_kmem_online_check_reports_missing_onlines_and_unused_memory():

@@ -5,8 +5,8 @@
 # data, read back) and must be offlined cleanly once freed. With
 # MEMMAP_ON_MEMORY=1 (and memory_hotplug.memmap_on_memory=1 on the command
 # line) each block carries its own memmap in its first pages; with HVO=1
-# too (a kernel that builds HVO), hugetlb folios are allocated on those
-# blocks with HVO on, and must leave that memmap alone.
+# too, hugetlb folios are allocated on those blocks with HVO on, and must
+# leave that memmap alone.
 set -eu
 . "$(dirname "$0")/lib.sh"
 CYCLES=${CYCLES:-3}
@@ -59,29 +59,33 @@ while [ "$i" -le "$CYCLES" ]; do
 	i=$((i + 1))
 done
 
-# HVO frees most of the vmemmap of each hugetlb folio, but not of one whose
+# HVO frees most of the memmap of each hugetlb folio, but not of one whose
 # struct pages lie on a block that carries its own memmap: the self-hosted
-# mark on those memmap pages, set before the block goes online, tells it.
-# Half of the onlined memory as 2 MB folios, from ZONE_MOVABLE (the first
-# zone hugetlb's movable allocations try): the kernel's count of memmap
-# pages must not move.
-hvo_folios_on_self_hosted_memmap() {
+# mark in the struct pages of that memmap, set before the block goes
+# online, tells it so. Half of the onlined memory as 2 MB folios, from
+# ZONE_MOVABLE (the first zone hugetlb's movable allocations try), with
+# HVO on: the kernel's count of memmap pages must not move.
+memmap_pages() { awk '$1 == "nr_memmap_pages" {print $2}' /proc/vmstat; }
+if [ "$HVO" = 1 ]; then
+	[ "$MEMMAP_ON_MEMORY" = 1 ] || fail "HVO=1 needs MEMMAP_ON_MEMORY=1"
 	hvo=/proc/sys/vm/hugetlb_optimize_vmemmap
 	pool=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 	[ -w $hvo ] && [ -w $pool ] || fail "no $hvo or $pool (HVO=1)"
-	echo 1 > $hvo || fail "cannot turn HVO on"
+	[ "$(cat $pool)" = 0 ] || fail "the 2 MB hugetlb pool is not empty"
+	hvo_was=$(cat $hvo)
+	echo 1 > $hvo && [ "$(cat $hvo)" = 1 ] || fail "cannot turn HVO on"
 	want=$((nr_blocks * block_bytes / 2 / 2097152))
-	free_before=$(movable_free)
 	memmap_before=$(memmap_pages)
-	echo "$want" > $pool || fail "cannot allocate $want hugetlb folios"
-	say hvo_folios="$(cat $pool)" hvo_movable_taken=$((free_before - $(movable_free))) \
-		hvo_memmap_delta=$(($(memmap_pages) - memmap_before))
-	echo 0 > $pool && echo 0 > $hvo || fail "cannot free the hugetlb folios"
+	free_before=$(movable_free)
+	echo "$want" > $pool && [ "$(cat $pool)" = "$want" ] ||
+		fail "$(cat $pool) of $want hugetlb folios allocated"
+	memmap_after=$(memmap_pages)
+	free_after=$(movable_free)
+	[ -n "$memmap_before" ] && [ -n "$memmap_after" ] || fail "no nr_memmap_pages in /proc/vmstat"
+	say hvo_folios="$want" hvo_movable_taken=$((free_before - free_after)) \
+		hvo_memmap_delta=$((memmap_after - memmap_before))
+	echo 0 > $pool && echo "$hvo_was" > $hvo || fail "cannot free the hugetlb folios"
 	settle
-}
-memmap_pages() { awk '$1 == "nr_memmap_pages" {print $2}' /proc/vmstat; }
-if [ "$HVO" = 1 ]; then
-	hvo_folios_on_self_hosted_memmap
 fi
 
 # Use the new memory; each file's data must read back as written.

@@ -40,13 +40,6 @@ def test_build_product_paths_resolve_per_variant():
                    "LOADS": "3"}
 
 
-def test_kconfig_values_resolve_per_config():
-    from memlab.scenarios import resolve_env
-    hvo = {"HVO": "@kconfig/CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP"}
-    assert resolve_env(hvo, "patched", "debian") == {"HVO": "1"}
-    assert resolve_env(hvo, "patched", "lab") == {"HVO": "0"}
-
-
 def test_guest_boots_and_probe_run_virtme_ng_with_the_venv_on_path(monkeypatch, tmp_path):
     from memlab import deps, paths
     seen = []

@@ -633,10 +633,9 @@ class Scenario:
                                numa=self.numa, virtio_mem_gb=self.virtio_mem_gb,
                                timeout=self.timeout)
 
-    def problems(self, con: Console, env: dict[str, str] | None = None) -> list[str]:
-        """@env: the run's, as spec() resolved it (default: the scenario's)."""
+    def problems(self, con: Console) -> list[str]:
         done = [] if con.result("done") == "1" else ["scenario did not report done=1"]
-        return done + self.check(con, self.env if env is None else env)
+        return done + self.check(con, self.env)
 
     def verdict(self, result: guest.GuestResult) -> list[str]:
         """Problems with a run of this scenario (empty: passed): the
@@ -648,7 +647,7 @@ class Scenario:
                 return [f"expected a {self.expect_failure} report on the console, "
                         f"saw {kinds or 'none'}"]
             return []
-        return result.problems() + self.problems(result.console, result.spec.env)
+        return result.problems() + self.problems(result.console)
 
     def sized(self, memory_gb: int, pmem_gb: int = 0, **env: str) -> "Scenario":
         """The same scenario on another machine size and parameters."""

@@ -154,11 +154,10 @@ def test_kmem_memmap_on_memory_log_initializes_each_blocks_memmap_apart():
 
 def test_kmem_memmap_on_memory_debian_log_keeps_the_self_hosted_memmap_under_hvo():
     sc = scenarios.get("kmem-memmap-on-memory")
-    env = sc.spec("patched", "debian").env
-    assert env["HVO"] == "1"
+    assert sc.env["HVO"] == "1"
     con = console.parse(read("guest-kmem-memmap-on-memory-debian.log"))
     assert not con.failures
-    assert sc.problems(con, env) == []
+    assert sc.problems(con) == []
     assert (con.result("hvo_folios"), con.result("hvo_memmap_delta")) == ("224", "0")
 
 

@@ -13,11 +13,9 @@ def test_pytest_closing_line():
     assert testcmd.parse_pytest_counts("") == (0, 0)
 
 
-def _result(log: str, rc: int, sc: scenarios.Scenario | None = None) -> guest.GuestResult:
-    """A run of @log (of @sc's patched lab guest, whose env its check reads)."""
+def _result(log: str, rc: int) -> guest.GuestResult:
     text = (DATA / log).read_text(errors="replace")
-    spec = sc.spec("patched") if sc else guest.GuestSpec()
-    return guest.GuestResult(spec, rc, DATA / log, console.parse(text), "tcg", 1.0)
+    return guest.GuestResult(guest.GuestSpec(), rc, DATA / log, console.parse(text), "tcg", 1.0)
 
 
 def test_expected_warn_passes_the_runner_self_test():
@@ -29,12 +27,12 @@ def test_expected_warn_passes_the_runner_self_test():
 
 def test_runner_self_test_fails_when_no_warn_was_seen():
     sc = scenarios.get("runner-catches-warn")
-    assert sc.verdict(_result("guest-hello.log", 0, sc))
+    assert sc.verdict(_result("guest-hello.log", 0))
 
 
 def test_guest_script_failure_fails_the_scenario():
     sc = scenarios.get("fsdax-dev")
-    problems = sc.verdict(_result("guest-fsdax-rebind.log", 1, sc))
+    problems = sc.verdict(_result("guest-fsdax-rebind.log", 1))
     assert "guest script exited 1" in problems
 
 
@@ -44,8 +42,7 @@ def test_guest_script_failure_fails_the_scenario():
     ("rebind-stress", "guest-rebind-stress.log"),
 ])
 def test_a_good_run_passes_its_checks(name, log):
-    sc = scenarios.get(name)
-    assert sc.verdict(_result(log, 0, sc)) == []
+    assert scenarios.get(name).verdict(_result(log, 0)) == []
 
 
 @pytest.mark.parametrize("name, log, rc, report, problem", [
@@ -61,8 +58,7 @@ def test_a_good_run_passes_its_checks(name, log):
      ("WARNING", "try_grab_folio"), "expected 10 cycles, saw 3"),
 ])
 def test_a_broken_template_fails_the_scenario(name, log, rc, report, problem):
-    sc = scenarios.get(name)
-    problems = sc.verdict(_result(log, rc, sc))
+    problems = scenarios.get(name).verdict(_result(log, rc))
     kind, text = report
     assert any(p.startswith(kind) and text in p for p in problems)
     assert problem in problems
@@ -79,8 +75,8 @@ def test_dax_fs_check_wants_every_round_used():
 def test_devdax_check_wants_the_fork_check():
     sc = scenarios.get("devdax-2m")
     assert "the devdax mapping was not checked across fork" in \
-        sc.verdict(_result("guest-devdax-rebind.log", 0, sc))
-    assert sc.verdict(_result("guest-devdax-fork.log", 0, sc)) == []
+        sc.verdict(_result("guest-devdax-rebind.log", 0))
+    assert sc.verdict(_result("guest-devdax-fork.log", 0)) == []
 
 
 def test_base_kernel_runs_only_the_scenarios_meant_for_it():

@@ -43,6 +43,9 @@ class Arch:
 # A QEMU CPU with every feature TCG has that calls itself Intel: x86-64
 # clear_pages() streams large runs there with MOVNTI (TCG has no CLZERO).
 INTEL_TCG_CPU = "max,vendor=GenuineIntel"
+# The config built from Debian's own (configs/debian.config): what users
+# run, so its base kernel runs guests too and the kernel's selftests run on it.
+DEBIAN_CONFIG = "debian"
 
 ARCHES: dict[str, Arch] = {a.name: a for a in [
     # The guests' architecture (virtme-ng): the lab kernels, measured (lab),
@@ -51,7 +54,7 @@ ARCHES: dict[str, Arch] = {a.name: a for a in [
     # Its bare boots run on INTEL_TCG_CPU (ERMS included: clear_pages()'s
     # REP STOSB variant), so that KUnit's clear_pages() streams.
     Arch("x86_64", "x86_64", "arch/x86/boot/bzImage",
-         ("lab", "defer", "vm", "debug", "debian"),
+         ("lab", "defer", "vm", "debug", DEBIAN_CONFIG),
          qemu=("qemu-system-x86_64", "-cpu", INTEL_TCG_CPU),
          qemu_packages=("qemu-system-x86",), console="ttyS0"),
     # KUnit only: the generic, plain-store copy helpers.

@@ -671,7 +671,6 @@ LOADS = 3
 # debian (Debian's own config).
 ALL_CONFIGS = arches.guest().test_configs
 DEFER_CONFIG = "defer"
-DEBIAN_CONFIG = "debian"
 # Those whose boot leaves most of memory to the deferred init threads.
 DEFERRING_CONFIGS = kconfig.configs_with(ALL_CONFIGS, "CONFIG_DEFERRED_STRUCT_PAGE_INIT")
 # Those with NUMA (Debian's).
@@ -764,7 +763,7 @@ SCENARIOS: dict[str, Scenario] = {
                 lambda b: f"memmap init per rebind, {b.pmem_gb} GB fsdax map=dev, "
                           "Debian's config",
                 _rebinds_resized, NONE_POSTED, first_bind_apart=True, full_only=True,
-                label="debian: fsdax map=dev", config=DEBIAN_CONFIG))),
+                label="debian: fsdax map=dev", config=arches.DEBIAN_CONFIG))),
         Scenario(
             name="fsdax-mem",
             script="fsdax-rebind",
@@ -860,14 +859,14 @@ SCENARIOS: dict[str, Scenario] = {
             memory_gb=3, pmem_gb=1,
             env={"CYCLES": str(REBINDS), "MEMMAP_ON_MEMORY": "1", "HVO": "1"},
             append=["memory_hotplug.memmap_on_memory=1"],
-            check=check_kmem_online, configs=("lab", "vm", DEBIAN_CONFIG), on_base=True,
+            check=check_kmem_online, configs=("lab", "vm", arches.DEBIAN_CONFIG), on_base=True,
             bench=(BenchRow(
                 "kmem-memmap-on-memory-debian",
                 lambda b: f"online_pages() per memory block, {b.kmem_gb} GB dax kmem with "
                           "memmap_on_memory, Debian's config",
                 _kmem_resized, NONE_POSTED, calls="onlines", full_only=True,
                 label="debian: kmem memmap_on_memory online_pages()",
-                config=DEBIAN_CONFIG),)),
+                config=arches.DEBIAN_CONFIG),)),
         Scenario(
             name="boot-memmap",
             script="boot-memmap",
@@ -906,7 +905,7 @@ SCENARIOS: dict[str, Scenario] = {
                 lambda b: f"deferred init of a node's memory, {b.boot_gb} GB guest, "
                           "Debian's config",
                 _boot_resized, NONE_POSTED, calls="deferred_inits",
-                full_only=True, label="debian: boot deferred init", config=DEBIAN_CONFIG))),
+                full_only=True, label="debian: boot deferred init", config=arches.DEBIAN_CONFIG))),
         Scenario(
             name="numa-pmem",
             script="numa-pmem",

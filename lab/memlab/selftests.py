@@ -8,7 +8,7 @@ import os
 import time
 from pathlib import Path
 
-from . import deps, paths
+from . import arches, deps, paths
 from .console import Console
 from .runner import run_logged
 
@@ -35,7 +35,7 @@ def build_hmm_tests(tree: Path, out: Path, log: Path) -> Path:
 # mm-selftests), installed by `memlab build` into KSELFTEST_DIR of the build
 # directory: the mm suite (run_vmtests.sh and its programs) and the
 # memory-hotplug one (mem-on-off-test.sh).
-KSELFTEST_CONFIGS = ("debian",)
+KSELFTEST_CONFIGS = (arches.DEBIAN_CONFIG,)
 KSELFTEST_DIR = "kselftest"
 KSELFTEST_SUITES = ("mm", "memory-hotplug")
 # 6.12.117's khugepaged.c returns KSFT_SKIP without including kselftest.h,

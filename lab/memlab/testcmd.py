@@ -142,14 +142,14 @@ def ensure_tree() -> None:
 # The configs whose base kernels also run the scenarios meant for them:
 # lab's (the bench builds it anyway) and debian's (what users run, and the
 # selftests' comparison).
-BASE_CONFIGS = ("lab", "debian")
+BASE_CONFIGS = ("lab", arches.DEBIAN_CONFIG)
 # Left to `memlab test --full`, to keep a cold CI run (with the quick
 # bench) within its hour: the kernels that check rather than measure, vm
 # (the fast paths under DEBUG_VM and lockdep) and debug (KASAN, under
 # which the template paths step aside), each a full kernel build; debian
 # (Debian's own config: the largest build); and the
 # compile matrix (two builds of mm/ for each of its targets).
-FULL_ONLY = {"vm", "debug", "debian", "matrix"}
+FULL_ONLY = {"vm", "debug", arches.DEBIAN_CONFIG, "matrix"}
 # The kinds of step, in the order they run.
 STEP_KINDS = ("pytest", "mypy", "apply", "checkpatch", "build", "kunit", "guest", "native",
               "prefixes", "matrix")

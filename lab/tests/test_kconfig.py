@@ -152,6 +152,20 @@ def test_debian_guests_skip_what_debian_does_not_build():
     assert "debian" not in scenarios.get("boot-memmap").configs   # it defers
 
 
+def test_upstream_warnings_keep_guests_off_where_they_would_fire():
+    from memlab import scenarios
+    # The boot gigantic page's HVO warns under DEBUG_VM (6.12.117).
+    assert scenarios.get("hugetlb-1g-hvo").configs == ("lab", "defer", "debian")
+    # Hot-added memory's first free warns under allocation tag checks: the
+    # guests that hot-add boot those kernels with the profiling off, only them.
+    assert scenarios.TAG_CHECKING_CONFIGS == ("debug",)
+    assert scenarios.PROFILING_OFF in scenarios.get("kmem-online").spec("patched", "debug").append
+    assert scenarios.PROFILING_OFF not in scenarios.get("kmem-online").spec("patched", "lab").append
+    assert scenarios.PROFILING_OFF not in scenarios.get("hugetlb-1g").spec("patched", "debug").append
+    assert [n for n, sc in scenarios.SCENARIOS.items() if sc.hot_adds] == [
+        "kmem-online", "kmem-memmap-on-memory", "virtio-mem", "fault-inject"]
+
+
 def test_hvo_must_be_on_where_asked():
     from memlab.scenarios import check_gigantic
     from memlab.console import Console

@@ -846,12 +846,13 @@ SCENARIOS: dict[str, Scenario] = {
                         "among the CPUs, data checksummed",
             memory_gb=5, pmem_gb=4, pmem_regions=2,
             env={"ROUNDS": str(REBINDS)}, check=check_pair,
-            # Not vm: under DEBUG_VM each bind poisons its new sections'
+            # Not vm or debug: under DEBUG_VM each bind poisons its new sections'
             # memmap inside the hotplug lock (page_init_poison), which takes
             # about as long as the template init, so the second bind's init
             # mostly starts as the first's ends and the overlap the check
-            # asks for comes by chance (none in 3 rounds on 2026-11-24).
-            configs=("lab", "debug")),
+            # asks for comes by chance (none in 3 rounds on vm on 2026-11-24,
+            # none on debug on 2026-11-25).
+            configs=("lab",)),
         Scenario(
             name="kmem-online",
             script="kmem-online",

@@ -684,18 +684,19 @@ DEFER_CONFIG = "defer"
 DEFERRING_CONFIGS = kconfig.configs_with(ALL_CONFIGS, "CONFIG_DEFERRED_STRUCT_PAGE_INIT")
 # Those with NUMA (Debian's).
 NUMA_CONFIGS = kconfig.configs_with(ALL_CONFIGS, "CONFIG_NUMA")
+# Those with DEBUG_VM (vm, debug).
+DEBUG_VM_CONFIGS = kconfig.configs_with(ALL_CONFIGS, "CONFIG_DEBUG_VM")
 # Those that build HVO (the vmemmap of hugetlb pages freed), as Debian's do,
-# for the gigantic page reserved at boot: not under DEBUG_VM, where 6.12.117
-# warns as HVO remaps that page's vmemmap (vmemmap_remap_pte(): a struct page
-# past the first vmemmap page is not a tail; hugetlb initializes the tails of
-# the first one only), on base as on patched.
+# for the gigantic page reserved at boot: not under DEBUG_VM, where
+# 6.12.117's HVO warns about that page on base and patched alike
+# (docs/testing.md says why).
 HVO_CONFIGS = tuple(c for c in kconfig.configs_with(ALL_CONFIGS,
                                                     "CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP")
-                    if c not in kconfig.configs_with(ALL_CONFIGS, "CONFIG_DEBUG_VM"))
-# Those that check every page's allocation tag (MEM_ALLOC_PROFILING_DEBUG).
-# 6.12.117 never sets the tag of a hot-added page, so onlining warns as it
-# frees the first one ("alloc_tag was not set"), on base as on patched: a
-# scenario that hot-adds memory boots them with the profiling off.
+                    if c not in DEBUG_VM_CONFIGS)
+# Those that check every page's allocation tag (MEM_ALLOC_PROFILING_DEBUG):
+# 6.12.117 warns as onlining frees the first hot-added page, on base and
+# patched alike (docs/testing.md), so a scenario that hot-adds memory boots
+# them with the profiling off.
 TAG_CHECKING_CONFIGS = kconfig.configs_with(ALL_CONFIGS, "CONFIG_MEM_ALLOC_PROFILING_DEBUG")
 PROFILING_OFF = "sysctl.vm.mem_profiling=0"
 # Those with DEVICE_PRIVATE (test_hmm), which Debian's kernels do not build.

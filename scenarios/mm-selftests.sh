@@ -1,11 +1,12 @@
 # Guest scenario: the kernel's own mm selftests (run_vmtests.sh, its
 # default set: nothing destructive) and the memory-hotplug selftest
 # (mem-on-off-test.sh), as `memlab build` installed them from the tree of
-# the kernel under test. Each test's result is reported as
-# "MEMLAB selftest=SUITE:NAME outcome=pass|fail|skip" (spaces in NAME as
-# underscores); the host compares the base and patched kernels' lists.
+# the kernel under test. Each test's result is reported, a known flaky one
+# run again when it fails (kselftest-report.sh); the host compares the base
+# and patched kernels' lists.
 set -eu
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/kselftest-report.sh"
 : "${KSELFTEST:?KSELFTEST must name the installed selftests (memlab build makes them)}"
 : "${KCONFIG:?KCONFIG must name the kernel's .config}"
 [ -x "$KSELFTEST/mm/run_vmtests.sh" ] || fail "no $KSELFTEST/mm/run_vmtests.sh"
@@ -28,22 +29,6 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
 # va_high_addr_switch.sh needs one (the script reserves it on arm64 only).
 echo "${HUGEPAGES:-16}" > /proc/sys/vm/nr_hugepages
 
-# TAP lines of run_vmtests.sh: "ok N NAME", "ok N NAME # SKIP",
-# "not ok N NAME # exit=R".
-report_tap() {  # report_tap SUITE FILE
-	sed -n -e 's/^\(not ok\|ok\) [0-9]* \(.*\)$/\1|\2/p' "$2" | while IFS='|' read -r status rest; do
-		name=${rest%% # *}
-		outcome=pass
-		[ "$status" = "not ok" ] && outcome=fail
-		case $rest in *" # SKIP"*) outcome=skip ;; esac
-		say selftest="$1:$(echo "$name" | tr ' ' '_')" outcome="$outcome"
-	done
-}
-
-outcome_of() {  # outcome_of EXIT_CODE
-	case $1 in 0) echo pass ;; 4) echo skip ;; *) echo fail ;; esac
-}
-
 # Run a suite's script in its directory, its output on the console as it
 # comes and in OUT; its exit code in RC.
 run_suite() {  # run_suite DIR OUT SCRIPT [ARG...]
@@ -54,10 +39,10 @@ run_suite() {  # run_suite DIR OUT SCRIPT [ARG...]
 }
 
 run_suite "$work/mm" /tmp/run_vmtests.out ./run_vmtests.sh
-report_tap mm /tmp/run_vmtests.out
+report_tap mm "$work/mm" /tmp/run_vmtests.out
 say selftests_mm_exit="$RC" \
 	selftests_mm_tests="$(grep -c -E '^(not )?ok [0-9]+ ' /tmp/run_vmtests.out || true)"
 
 run_suite "$work/memory-hotplug" /tmp/mem-on-off-test.out ./mem-on-off-test.sh
-say selftest=memory-hotplug:mem-on-off-test.sh outcome="$(outcome_of "$RC")"
+say selftest=memory-hotplug:mem-on-off-test.sh outcome="$(outcome_of "$RC")" runs=1
 say done=1

@@ -509,14 +509,20 @@ def check_selftests(con: Console, env: dict[str, str]) -> list[str]:
 
 def compare_selftests(config: str, base: Console, patched: Console) -> list[str]:
     """No selftest that passes on the base kernel and not on the patched
-    one (other differences are shown, not failed); both kernels' outcomes
-    recorded in results/."""
-    outcomes = selftests.outcomes(base), selftests.outcomes(patched)
-    say(f"selftests of both kernels recorded in {selftests.record(config, *outcomes)}")
-    regressions, others = selftests.compare(*outcomes)
+    one (other differences, and tests that passed only when run again, are
+    shown, not failed); both kernels' outcomes recorded in results/."""
+    say(f"selftests of both kernels recorded in {selftests.record(config, base, patched)}")
+    regressions, others = selftests.compare(selftests.outcomes(base),
+                                            selftests.outcomes(patched))
     if others:
         say("selftests ending otherwise, not on the patched kernel's account: "
             + "; ".join(others))
+    for kernel, con in (("base", base), ("patched", patched)):
+        if run_again := selftests.run_again(con):
+            outcome = selftests.outcomes(con)
+            say(f"selftests that failed on {kernel} and were run again: "
+                + "; ".join(f"{name} ended {outcome[name]} on run {runs}"
+                            for name, runs in run_again.items()))
     return regressions
 
 

@@ -68,22 +68,39 @@ def build_kselftests(tree: Path, out: Path, log: Path) -> Path:
 
 
 # What a selftest ended as: run_vmtests.sh's TAP and a script's exit code
-# (kselftest's 4 is a skip) as the guest reports them.
+# (kselftest's 4 is a skip) as the guest reports them, with the runs it
+# took (the guest runs a known flaky test again when it fails).
 OUTCOMES = ("pass", "fail", "skip")
 
 
-def outcomes(con: Console) -> dict[str, str]:
-    """Each selftest the guest reported ("SUITE:NAME"), with its outcome;
-    a name reported twice keeps its first outcome and gains a "#2"."""
-    seen: dict[str, str] = {}
+def _reports(con: Console) -> dict[str, dict[str, str]]:
+    """Each selftest the guest reported ("SUITE:NAME"), with its report; a
+    name reported again is kept apart by a "#2" (then "#3", ...)."""
+    seen: dict[str, dict[str, str]] = {}
     for r in con.results:
         if "selftest" not in r:
             continue
         name = r["selftest"]
         if name in seen:
             name += f"#{sum(1 for n in seen if n.split('#')[0] == name) + 1}"
-        seen[name] = r.get("outcome", "")
+        seen[name] = r
     return seen
+
+
+def outcomes(con: Console) -> dict[str, str]:
+    """Each selftest the guest reported, with its outcome."""
+    return {name: r.get("outcome", "") for name, r in _reports(con).items()}
+
+
+def _runs(report: dict[str, str]) -> int:
+    """The runs a test took, 0 when the report has no count."""
+    runs = report.get("runs", "")
+    return int(runs) if runs.isdigit() else 0
+
+
+def run_again(con: Console) -> dict[str, int]:
+    """The selftests that took more than one run, with their runs."""
+    return {name: _runs(r) for name, r in _reports(con).items() if _runs(r) > 1}
 
 
 def check_run(con: Console) -> list[str]:
@@ -93,6 +110,8 @@ def check_run(con: Console) -> list[str]:
     got = outcomes(con)
     problems = [f"selftest {name}: outcome {outcome!r}" for name, outcome in got.items()
                 if outcome not in OUTCOMES]
+    problems += [f"selftest {name}: runs {r.get('runs')!r}"
+                 for name, r in _reports(con).items() if _runs(r) < 1]
     counted = con.result("selftests_mm_tests")
     mm = [name for name in got if name.startswith("mm:")]
     if not counted or int(counted) == 0:
@@ -119,14 +138,22 @@ def compare(base: dict[str, str], patched: dict[str, str]) -> tuple[list[str], l
     return regressions, others
 
 
-def record(config: str, base: dict[str, str], patched: dict[str, str]) -> Path:
+def record(config: str, base: Console, patched: Console) -> Path:
     """Both kernels' outcomes, test by test, in
-    results/selftests/CONFIG.json."""
+    results/selftests/CONFIG.json, with the runs a test took where it
+    took more than one."""
+    outcome = {"base": outcomes(base), "patched": outcomes(patched)}
+    runs = {"base": run_again(base), "patched": run_again(patched)}
+    tests: list[dict[str, str | int]] = []
+    for name in dict.fromkeys([*outcome["base"], *outcome["patched"]]):
+        test: dict[str, str | int] = {"test": name}
+        for kernel in ("base", "patched"):
+            test[kernel] = outcome[kernel].get(name, "not run")
+            if name in runs[kernel]:
+                test[f"{kernel}_runs"] = runs[kernel][name]
+        tests.append(test)
     out = paths.RESULTS / "selftests" / f"{config}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    tests = [{"test": name, "base": base.get(name, "not run"),
-              "patched": patched.get(name, "not run")}
-             for name in dict.fromkeys([*base, *patched])]
     out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
                                "config": config, "tests": tests}, indent=1) + "\n")
     return out

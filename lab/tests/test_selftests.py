@@ -1,6 +1,12 @@
 """The kernel selftests' outcomes as a guest reports them, and the
 comparison of the base and patched kernels' runs."""
-from memlab import console, selftests
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memlab import console, paths, scenarios, selftests
 
 
 def run(*lines: str, counted: int | None = None) -> console.Console:
@@ -10,20 +16,21 @@ def run(*lines: str, counted: int | None = None) -> console.Console:
     return console.parse(text)
 
 
-PASSING = ("selftest=mm:hugepage-mmap outcome=pass",
-           "selftest=mm:gup_test_-u outcome=skip",
-           "selftest=memory-hotplug:mem-on-off-test.sh outcome=pass")
+PASSING = ("selftest=mm:hugepage-mmap outcome=pass runs=1",
+           "selftest=mm:gup_test_-u outcome=skip runs=1",
+           "selftest=memory-hotplug:mem-on-off-test.sh outcome=pass runs=1")
 
 
 def test_outcomes_keep_order_and_name_repeats_apart():
-    con = run(*PASSING, "selftest=mm:hugepage-mmap outcome=fail")
+    con = run(*PASSING, "selftest=mm:hugepage-mmap outcome=fail runs=3")
     assert selftests.outcomes(con) == {
         "mm:hugepage-mmap": "pass", "mm:gup_test_-u": "skip",
         "memory-hotplug:mem-on-off-test.sh": "pass", "mm:hugepage-mmap#2": "fail"}
 
 
 def test_a_complete_run_has_no_problem_even_with_a_failing_test():
-    con = run(*PASSING[:2], "selftest=mm:cow outcome=fail", PASSING[2], counted=3)
+    con = run(*PASSING[:2], "selftest=mm:cow outcome=fail runs=3", PASSING[2],
+              counted=3)
     assert selftests.check_run(con) == []
 
 
@@ -32,8 +39,12 @@ def test_a_run_missing_tests_or_the_hotplug_suite_is_a_problem():
         "run_vmtests.sh ran 5 tests, 2 reported",
         "the memory-hotplug selftest did not report"]
     assert selftests.check_run(run(PASSING[2], counted=0)) == ["run_vmtests.sh ran no test"]
-    assert selftests.check_run(run("selftest=mm:cow outcome=crashed", PASSING[2],
+    assert selftests.check_run(run("selftest=mm:cow outcome=crashed runs=1", PASSING[2],
                                    counted=1)) == ["selftest mm:cow: outcome 'crashed'"]
+    assert selftests.check_run(run("selftest=mm:cow outcome=pass", PASSING[2],
+                                   counted=1)) == ["selftest mm:cow: runs None"]
+    assert selftests.check_run(run("selftest=mm:cow outcome=pass runs=0", PASSING[2],
+                                   counted=1)) == ["selftest mm:cow: runs '0'"]
 
 
 def test_compare_fails_regressions_and_shows_other_differences():
@@ -43,3 +54,85 @@ def test_compare_fails_regressions_and_shows_other_differences():
     assert selftests.compare(base, patched) == (
         ["mm:a: base pass, patched fail", "mm:d: base pass, patched not run"],
         ["mm:c: base fail, patched pass", "mm:e: base not run, patched pass"])
+
+
+def test_a_test_passing_on_a_later_run_is_no_regression_but_is_shown_and_recorded(
+        monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(paths, "RESULTS", tmp_path)
+    base = run(*PASSING, counted=2)
+    patched = run("selftest=mm:hugepage-mmap outcome=pass runs=2", *PASSING[1:], counted=2)
+    assert selftests.run_again(base) == {}
+    assert selftests.run_again(patched) == {"mm:hugepage-mmap": 2}
+    assert scenarios.compare_selftests("debian", base, patched) == []
+    assert ("selftests that failed on patched and were run again: "
+            "mm:hugepage-mmap ended pass on run 2") in capsys.readouterr().out
+    recorded = json.loads((tmp_path / "selftests" / "debian.json").read_text())
+    assert recorded["tests"][0] == {"test": "mm:hugepage-mmap", "base": "pass",
+                                    "patched": "pass", "patched_runs": 2}
+    broken = run("selftest=mm:hugepage-mmap outcome=fail runs=3", *PASSING[1:], counted=2)
+    assert scenarios.compare_selftests("debian", base, broken) == [
+        "mm:hugepage-mmap: base pass, patched fail"]
+
+
+# run_vmtests.sh's output as the guest keeps it: each test's title, its
+# output (prefixed, and here mimicking the lines the guest reads), its TAP
+# line. uffd-unit-tests is the one the guest knows to be flaky.
+VMTESTS_OUTPUT = """\
+# -----------------------
+# running ./uffd-unit-tests
+# -----------------------
+# running abort_hooks()...
+# ok 1 uffd-unit-tests
+not ok 1 uffd-unit-tests # exit=1
+# running ./cow
+not ok 2 cow # exit=1
+ok 3 sudo -u nobody ./on-fault-limit # SKIP
+ok 4 mkdirty
+"""
+
+# A run_vmtests.sh that takes `-t userfaultfd` and says how uffd-unit-tests
+# ended on this run, as the file "rerun-N" of its directory tells (its
+# last line by default), after reading what it can of its input.
+RERUN_SCRIPT = """\
+[ "$1 $2" = "-t userfaultfd" ] || exit 2
+cat >/dev/null
+n=$(($(cat runs 2>/dev/null || echo 1) + 1)); echo $n > runs
+cat rerun-$n 2>/dev/null || tail -n 1 rerun-*
+"""
+
+
+def report_tap(tests: Path, reruns: list[str]) -> subprocess.CompletedProcess[str]:
+    """The guest's report of VMTESTS_OUTPUT, its reruns ending as the TAP
+    lines RERUNS say."""
+    (tests / "run_vmtests.sh").write_text(RERUN_SCRIPT)
+    for n, line in enumerate(reruns, start=2):
+        (tests / f"rerun-{n}").write_text(f"# uffd output\n{line}\n")
+    (tests / "out").write_text(VMTESTS_OUTPUT)
+    script = (f". {paths.SCENARIOS / 'lib.sh'}; . {paths.SCENARIOS / 'kselftest-report.sh'}; "
+              f"report_tap mm {tests} {tests / 'out'}")
+    return subprocess.run(["sh", "-euc", script], capture_output=True, text=True, check=False)
+
+
+OTHERS = [{"selftest": "mm:cow", "outcome": "fail", "runs": "1"},
+          {"selftest": "mm:sudo_-u_nobody_./on-fault-limit", "outcome": "skip", "runs": "1"},
+          {"selftest": "mm:mkdirty", "outcome": "pass", "runs": "1"}]
+
+
+def test_a_flaky_test_reruns_its_category_until_it_passes_and_no_other_test_reruns(tmp_path):
+    out = report_tap(tmp_path, ["not ok 1 uffd-unit-tests # exit=1", "ok 1 uffd-unit-tests"])
+    assert out.returncode == 0, out.stderr
+    assert console.parse(out.stdout).results == [
+        {"selftest": "mm:uffd-unit-tests", "outcome": "pass", "runs": "3"}, *OTHERS]
+    assert "uffd-unit-tests failed; run 3 of 3: run_vmtests.sh -t userfaultfd" in out.stderr
+    assert "cow failed" not in out.stderr
+
+
+@pytest.mark.parametrize("skipping_run", [2, 3])
+def test_a_flaky_test_that_never_passes_again_fails_even_when_a_rerun_skips(
+        tmp_path, skipping_run):
+    reruns = ["not ok 1 uffd-unit-tests # exit=1"] * 2
+    reruns[skipping_run - 2] = "ok 1 uffd-unit-tests # SKIP"
+    out = report_tap(tmp_path, reruns)
+    assert out.returncode == 0, out.stderr
+    assert console.parse(out.stdout).results == [
+        {"selftest": "mm:uffd-unit-tests", "outcome": "fail", "runs": "3"}, *OTHERS]

@@ -98,12 +98,13 @@ def test_the_selftests_step_fails_on_a_test_that_ends_otherwise_on_patched(
     monkeypatch.setattr(hostinfo, "default_accel", lambda image: "tcg")
     sc = scenarios.get("mm-selftests")
     monkeypatch.setattr(scenarios, "SCENARIOS", {sc.name: sc})
-    logs = {"base": "MEMLAB selftest=mm:cow outcome=pass\n",
-            "patched": "MEMLAB selftest=mm:cow outcome=fail\n"}
+    logs = {"base": "MEMLAB selftest=mm:cow outcome=pass runs=1\n",
+            "patched": "MEMLAB selftest=mm:cow outcome=fail runs=1\n"}
 
     def boot(spec, failure_expected=False):
         text = logs[spec.variant] + ("MEMLAB selftest=memory-hotplug:mem-on-off-test.sh "
-                                     "outcome=pass\nMEMLAB selftests_mm_tests=1 done=1\n")
+                                     "outcome=pass runs=1\n"
+                                     "MEMLAB selftests_mm_tests=1 done=1\n")
         return guest.GuestResult(spec, 0, tmp_path / "log", console.parse(text), "tcg", 1.0)
     monkeypatch.setattr(guest, "boot_and_run", boot)
     step = testcmd.run_guest("debian")

@@ -29,10 +29,21 @@ def make_args(arch: str, out: Path) -> list[str]:
             "HOSTCC=ccache gcc", f"-j{os.cpu_count() or 2}"]
 
 
-def ccache_env() -> dict[str, str]:
-    """ccache keyed on paths relative to the checkout, so that another clone
-    of the project (CI's) reuses this one's cache."""
-    return dict(os.environ, CCACHE_BASEDIR=str(paths.REPO), CCACHE_NOHASHDIR="1")
+# Kernel builds see the system's tools only, as CI's scrubbed environment
+# does: a rustc on a user's PATH sets CONFIG_RUSTC_VERSION, a compiler there
+# would build another kernel, and either changes the compiler cache's keys.
+# The locale is left out too: ccache hashes it, and it only translates the
+# compiler's messages.
+SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+LOCALE_VARS = ("LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES")
+
+
+def build_env() -> dict[str, str]:
+    """The environment of kernel builds: the system's tools, ccache keyed on
+    paths relative to the checkout, so that another clone of the project
+    and another shell (CI's) reuse this one's cache."""
+    env = {k: v for k, v in os.environ.items() if k not in LOCALE_VARS}
+    return dict(env, PATH=SYSTEM_PATH, CCACHE_BASEDIR=str(paths.REPO), CCACHE_NOHASHDIR="1")
 
 
 def _stamp(opts: kconfig.Options, tree: Path, start: str) -> str:
@@ -108,11 +119,11 @@ def configure(tree: Path, out: Path, arch: str, variant: str, config: str,
     if flavour:
         start = kconfig.modules_left_out(wanted.debian, opts)
     else:
-        run_logged(make + ["tinyconfig"], log, "configure: tinyconfig", env=ccache_env())
+        run_logged(make + ["tinyconfig"], log, "configure: tinyconfig", env=build_env())
         start = dotconfig.read_text()
     dotconfig.write_text(kconfig.merge(start, opts))
     run_logged(make + ["olddefconfig"], log, f"configure: {config} fragment",
-               env=ccache_env())
+               env=build_env())
     problems = wanted.problems(dotconfig.read_text())
     if problems:
         raise LabError(problems)
@@ -137,7 +148,7 @@ def build(variant: str, config: str = "lab", arch: str = arches.GUEST_ARCH) -> B
     counter = _LineCounter()
     run_logged(["make", "-C", str(tree), *make_args(arch, out), "all"],
                log, f"build {arch}-{variant}-{config}", expected_lines=expected,
-               on_line=counter, env=ccache_env())
+               on_line=counter, env=build_env())
     # make's own syncconfig may have changed the .config since.
     problems = wanted.problems((out / ".config").read_text())
     if problems:

@@ -21,7 +21,7 @@ def ccache_files() -> int | None:
     """Entries in the compiler cache the builds use; None when unknown."""
     try:
         res = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True,
-                             env=build.ccache_env(), check=False)
+                             env=build.build_env(), check=False)
     except OSError:
         return 0     # not installed yet (`memlab test` installs it): nothing cached
     for line in res.stdout.splitlines():

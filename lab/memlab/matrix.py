@@ -9,6 +9,7 @@ error and no warning the pristine build lacks. Warnings are compared by
 file and message, not line, since the series moves lines."""
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
@@ -129,6 +130,30 @@ def defined_in(tree: Path, option: str) -> bool:
                                 "*Kconfig*", cwd=tree, check=False))
 
 
+def config_inputs(t: Target, tree: Path, opts: dict[str, str]) -> str:
+    """What the target's .config in @tree is made from: its defconfig, the
+    options asked for, and the tree's Kconfig and defconfig files."""
+    files = kernel_tree.git("ls-files", "-s", "--", "*Kconfig*",
+                            f"arch/{t.make_arch}/configs/", cwd=tree)
+    asked = "\n".join(f"{k}={v}" for k, v in sorted(opts.items()))
+    return hashlib.sha256(f"{t.defconfig}\n{asked}\n{files}".encode()).hexdigest()
+
+
+def configure(t: Target, variant: str, make: list[str], out: Path, opts: dict[str, str],
+              log: Path, env: dict[str, str]) -> None:
+    """The target's defconfig with @opts on top, checked."""
+    run_logged(make + [t.defconfig], log, f"matrix {t.name} {variant}: {t.defconfig}", env=env)
+    if not opts:
+        return
+    dotconfig = out / ".config"
+    dotconfig.write_text(kconfig.merge(dotconfig.read_text(), opts))
+    run_logged(make + ["olddefconfig"], log, f"matrix {t.name} {variant}: options", env=env)
+    bad = kconfig.verify(opts, dotconfig.read_text())
+    if bad:
+        raise LabError(f"matrix {t.name} ({variant}): options did not survive "
+                       "olddefconfig: " + ", ".join(map(str, bad)))
+
+
 def build_variant(t: Target, variant: str, tree: Path,
                   touched: list[str] | None = None) -> tuple[int, str]:
     """Configure and build the target's directories, or only the objects
@@ -140,21 +165,19 @@ def build_variant(t: Target, variant: str, tree: Path,
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("")
     make = ["make", "-C", str(tree), *t.make_args(out)]
-    env = build.ccache_env()
+    env = build.build_env()
     out.mkdir(parents=True, exist_ok=True)
-    run_logged(make + [t.defconfig], log, f"matrix {t.name} {variant}: {t.defconfig}", env=env)
     opts = dict(t.options) | (t.series_options if variant == "series" else {})
     if variant not in VARIANTS:
         opts |= {k: v for k, v in t.series_options.items() if defined_in(tree, k)}
-    if opts:
-        dotconfig = out / ".config"
-        dotconfig.write_text(kconfig.merge(dotconfig.read_text(), opts))
-        run_logged(make + ["olddefconfig"], log, f"matrix {t.name} {variant}: options",
-                   env=env)
-        bad = kconfig.verify(opts, dotconfig.read_text())
-        if bad:
-            raise LabError(f"matrix {t.name} ({variant}): options did not survive "
-                           "olddefconfig: " + ", ".join(map(str, bad)))
+    # Consecutive prefixes mostly share their Kconfig files: the .config
+    # made from the same inputs is made again only when one changed.
+    stamp_file, stamp = out / ".memlab-matrix-config", config_inputs(t, tree, opts)
+    if not ((out / ".config").exists() and stamp_file.exists()
+            and stamp_file.read_text() == stamp):
+        stamp_file.unlink(missing_ok=True)
+        configure(t, variant, make, out, opts, log, env)
+        stamp_file.write_text(stamp)
     # Always recompile what is built: a warning is only printed when a file
     # compiles, and ccache replays it.
     if touched is None:

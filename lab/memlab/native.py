@@ -59,7 +59,7 @@ def generate_offsets(out: Path) -> dict[str, int]:
         shutil.copy(NATIVE_SRC / name, kmod / name)
     run_logged(["make", "-C", str(paths.KERNEL_TREE), *build.make_args(arches.GUEST_ARCH, out),
                 f"M={kmod}", "memlab_offsets.s"], paths.LOGS / "native.log",
-               "native: struct page offsets from the kernel build", env=build.ccache_env())
+               "native: struct page offsets from the kernel build", env=build.build_env())
     offsets = parse_offsets((kmod / "memlab_offsets.s").read_text())
     if "STRUCT_PAGE_SIZE" not in offsets:
         raise LabError(f"no offsets in {kmod / 'memlab_offsets.s'}")

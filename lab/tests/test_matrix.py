@@ -147,3 +147,25 @@ def test_architecture_objects_are_built_in_one_job():
     assert matrix.goal_groups(["mm/mm_init.o", "arch/x86/lib/clear_page_64.o", "mm/memory.o"]) \
         == [["mm/mm_init.o", "mm/memory.o"], ["-j1", "arch/x86/lib/clear_page_64.o"]]
     assert matrix.goal_groups(["mm/mm_init.o"]) == [["mm/mm_init.o"]]
+
+
+def test_a_prefix_is_configured_again_only_when_its_config_inputs_change(monkeypatch, tmp_path):
+    monkeypatch.setattr(matrix.paths, "OUT", tmp_path / "out")
+    monkeypatch.setattr(matrix.paths, "LOGS", tmp_path / "logs")
+    kconfigs = {"files": "100644 aaa 0\tmm/Kconfig"}
+    monkeypatch.setattr(matrix.kernel_tree, "git",
+                        lambda *args, **kwargs: kconfigs["files"] if "ls-files" in args else "")
+    configured = []
+
+    def configure(t, variant, make, out, opts, log, env):
+        configured.append(variant)
+        (out / ".config").write_text("CONFIG_MMU=y\n")
+    monkeypatch.setattr(matrix, "configure", configure)
+    monkeypatch.setattr(matrix, "run_logged", lambda *args, **kwargs: 0)
+    t = matrix.TARGETS["arm64"]
+    for _ in range(2):
+        matrix.build_variant(t, "prefix", tmp_path, touched=[])
+    assert configured == ["prefix"]
+    kconfigs["files"] = "100644 bbb 0\tmm/Kconfig"     # a patch changed mm/Kconfig
+    matrix.build_variant(t, "prefix", tmp_path, touched=[])
+    assert configured == ["prefix", "prefix"]

@@ -35,16 +35,37 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+# `boot` options that shape the machine of a plain script; a scenario's
+# machine is its own.
+_MACHINE_OPTIONS = ("memory", "pmem", "cpus")
+
+
 def _boot(args: argparse.Namespace) -> int:
     from . import hostinfo
-    spec = guest.GuestSpec(variant=args.variant, config=args.config, script=args.script,
-                           memory_gb=args.memory, pmem_gb=args.pmem, cpus=args.cpus,
-                           timeout=args.timeout, append=args.append or [], arch=args.arch)
+    sc = scenarios.SCENARIOS.get(args.script)
+    if sc is not None:
+        given = [f"--{o}" for o in _MACHINE_OPTIONS if getattr(args, o) is not None]
+        if given:
+            raise LabError(f"scenario {sc.name} boots its own machine: leave out "
+                           f"{', '.join(given)} (for a guest script only)")
+        spec = sc.spec(args.variant, args.config)
+        spec.append += args.append or []
+        if args.timeout is not None:
+            spec.timeout = args.timeout
+    else:
+        spec = guest.GuestSpec(variant=args.variant, config=args.config, script=args.script,
+                               memory_gb=args.memory or 2, pmem_gb=args.pmem or 0,
+                               cpus=args.cpus or 2, timeout=args.timeout or 900,
+                               append=args.append or [], arch=args.arch)
     spec.accel = args.accel if args.accel != "auto" else \
         hostinfo.default_accel(guest.built_image(spec))
     result = guest.boot_and_run(spec)
-    print(result.summary())
-    return 0 if result.ok else 1
+    problems = sc.verdict(result) if sc is not None else result.problems()
+    print(result.summary() if sc is None else
+          f"scenario {sc.name} on {args.variant} {args.config} ({result.accel}): "
+          + ("ok" if not problems else "FAILED: " + "; ".join(problems))
+          + f" [{result.seconds:.0f}s, log {result.log}]")
+    return 0 if not problems else 1
 
 
 def _kunit(args: argparse.Namespace) -> int:
@@ -150,14 +171,20 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("boot", help="boot a built kernel under QEMU and run a guest script")
     kernel_args(s, [arches.GUEST_ARCH])
-    s.add_argument("--script", required=True, help="scenario name or path of a guest shell script")
-    s.add_argument("--memory", type=int, default=2, help="guest RAM in GB besides pmem")
-    s.add_argument("--pmem", type=int, default=0, help="legacy pmem region size in GB (memmap=)")
+    s.add_argument("--script", required=True,
+                   help="a scenario (its machine, script and checks: see docs/testing.md), "
+                   "or the name (scenarios/NAME.sh) or path of a guest shell script")
+    s.add_argument("--memory", type=int, help="a script's guest RAM in GB besides pmem "
+                   "(default 2)")
+    s.add_argument("--pmem", type=int, help="a script's legacy pmem region size in GB "
+                   "(memmap=; default 0)")
     s.add_argument("--accel", choices=["auto", *guest.ACCELS], default="auto",
                    help="auto: KVM where a probe boot works, else TCG; tcg-icount: "
                    "deterministic instruction-count time (-icount shift=0, 1 vCPU)")
-    s.add_argument("--cpus", type=int, default=2, help="guest vCPUs (tcg-icount: one)")
-    s.add_argument("--timeout", type=int, default=900, help="seconds")
+    s.add_argument("--cpus", type=int, help="a script's guest vCPUs (default 2; tcg-icount: "
+                   "one)")
+    s.add_argument("--timeout", type=int, help="seconds (default: a scenario's own, 900 "
+                   "for a script)")
     s.add_argument("--append", action="append", help="extra kernel command line")
     s.set_defaults(func=_boot)
 

@@ -2,7 +2,8 @@
 arguments it names, and bad input is an error, not a traceback."""
 import pytest
 
-from memlab import bench, cli, documents, guest, hostinfo, kunit_runner, native, testcmd
+from memlab import (bench, cli, console, documents, guest, hostinfo, kunit_runner, native,
+                    scenarios, testcmd)
 
 
 def calls(monkeypatch, module, name, rc=0):
@@ -81,6 +82,28 @@ def test_boot_auto_asks_the_probe(monkeypatch, tmp_path):
     with pytest.raises(pytest.skip.Exception):
         cli.main(["boot", "--script", "hello"])
     assert seen[0].accel == "tcg"
+
+
+def test_boot_of_a_scenario_takes_its_machine_and_its_checks(monkeypatch, tmp_path, capsys):
+    seen = []
+    monkeypatch.setattr(hostinfo, "default_accel", lambda image: "tcg")
+    monkeypatch.setattr(guest, "built_image", lambda spec: tmp_path)
+
+    def boot(spec):
+        seen.append(spec)
+        return guest.GuestResult(spec, 0, tmp_path / "log", console.parse("MEMLAB done=1"),
+                                 "tcg", 1.0)
+    monkeypatch.setattr(guest, "boot_and_run", boot)
+    assert cli.main(["boot", "--script", "kmem-memmap-on-memory", "--append", "quiet"]) == 1
+    sc = scenarios.get("kmem-memmap-on-memory")
+    assert (seen[0].script, seen[0].pmem_gb, seen[0].memory_gb) == \
+        ("kmem-online", sc.pmem_gb, sc.memory_gb)
+    assert seen[0].append == [*sc.append, "quiet"]
+    assert "scenario kmem-memmap-on-memory on patched lab (tcg): FAILED: scenario did not " \
+        "report the hot-added memory blocks" in capsys.readouterr().out
+    assert cli.main(["boot", "--script", "kmem-online", "--pmem", "4"]) == 1
+    assert "scenario kmem-online boots its own machine: leave out --pmem" in capsys.readouterr().err
+    assert len(seen) == 1
 
 
 def test_kunit_defaults_to_the_archs_first_test_config(monkeypatch):

@@ -11,13 +11,15 @@
 #  2. onlining: region 1 as dax kmem, each block onlined with the memory
 #     notifier failing MEM_GOING_ONLINE (the online must fail and the block
 #     stay offline), then onlined for real, filled and read back, offlined.
-#  3. CPU offline: the namespace rebound ROUNDS times while CPU 1, which
-#     shares its memmap init, goes offline and comes back.
+#  3. CPU offline: the namespace rebound while CPU 1, which shares its
+#     memmap init, goes offline and comes back over and over, until one
+#     init met an offline under way.
 # Then no new kmemleak report, and a last bind reads back the data.
 set -eu
 . "$(dirname "$0")/lib.sh"
 DATA_MIB=${DATA_MIB:-2}
-ROUNDS=${ROUNDS:-3}
+CPU_ROUNDS=${CPU_ROUNDS:-8}
+MAX_CPU_ROUNDS=${MAX_CPU_ROUNDS:-40}
 MAX_NTH=${MAX_NTH:-2000}
 need ndctl
 need daxctl
@@ -156,19 +158,54 @@ for b in $blocks; do
 done
 
 say phase=cpu-offline
-[ -e /sys/devices/system/cpu/cpu1/online ] || fail "CPU 1 cannot go offline"
+cpu1=/sys/devices/system/cpu/cpu1/online
+[ -e $cpu1 ] || fail "CPU 1 cannot go offline"
+# CPU 1 goes offline and comes back over and over, each offline marked in
+# the kernel log as it starts, while the namespace is rebound: at least
+# CPU_ROUNDS binds, and more, up to MAX_CPU_ROUNDS, until one memmap init
+# shared with CPU 1 ran while CPU 1 was going offline (an init takes a few
+# milliseconds, an offline tens). The host checks that from the console too.
+toggle_cpu1() {
+	while [ -e /tmp/memlab-toggle ]; do
+		echo "memlab: CPU 1 going offline" > /dev/kmsg
+		echo 0 2>/dev/null > $cpu1 || echo "memlab: CPU 1 stayed online" > /dev/kmsg
+		echo 1 > $cpu1
+	done
+}
+# The memmap inits of two threads or more that met an offline under way,
+# from the kernel log.
+offline_mid_init() {
+	dmesg | awk '
+		function ts(line) { sub(/^\[ */, "", line); sub(/\].*/, "", line); return line + 0 }
+		/memlab: CPU 1 going offline/ { start = ts($0) }
+		/CPU 1 is now offline/ { n++; from[n] = start; to[n] = ts($0) }
+		/initialised [0-9]+ pages in [0-9]+ms, up to [0-9]+ threads/ {
+			t = $0; sub(/ threads.*/, "", t); sub(/.* up to /, "", t); shared = t > 1 }
+		/initialised [0-9]+ pages in [0-9]+ns/ && shared {
+			ns = $0; sub(/ns$/, "", ns); sub(/.* in /, "", ns)
+			m++; done[m] = ts($0); began[m] = done[m] - ns / 1e9 }
+		END {
+			for (j = 1; j <= m; j++)
+				for (i = 1; i <= n; i++)
+					if (from[i] <= done[j] && to[i] >= began[j]) { hits++; break }
+			print hits + 0
+		}'
+}
+touch /tmp/memlab-toggle
+toggle_cpu1 &
+toggler=$!
 i=1
-while [ "$i" -le "$ROUNDS" ]; do
+while [ "$i" -le "$CPU_ROUNDS" ] || { [ "$(offline_mid_init)" -eq 0 ] && [ "$i" -le "$MAX_CPU_ROUNDS" ]; }; do
 	echo "$pfn" > $ND_PMEM/unbind || fail "unbind $pfn"
-	echo "$pfn" > $ND_PMEM/bind &
-	bind_job=$!
-	echo 0 > /sys/devices/system/cpu/cpu1/online || fail "offline CPU 1"
-	wait "$bind_job" || fail "bind with CPU 1 going offline, round $i"
-	echo 1 > /sys/devices/system/cpu/cpu1/online || fail "online CPU 1"
+	echo "$pfn" > $ND_PMEM/bind || fail "bind with CPU 1 going offline, round $i"
 	data_kept || fail "pmem0 data changed across the bind of round $i"
 	say cpu_offline_round="$i"
 	i=$((i + 1))
 done
+rm /tmp/memlab-toggle
+wait "$toggler"
+[ "$(cat $cpu1)" = 1 ] || fail "CPU 1 did not come back online"
+say cpu_offlines_mid_init="$(offline_mid_init)"
 
 say phase=leaks
 echo scan > $dbg/kmemleak

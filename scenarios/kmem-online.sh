@@ -1,8 +1,9 @@
 # Guest scenario: the legacy pmem region as devdax, handed to the kernel as
-# system RAM (dax kmem) and onlined movable block by block; CYCLES times all
-# its blocks offlined and onlined again, each online timed by the lab patch.
-# Then most of the new memory is used from userspace (tmpfs files of random
-# data, read back) and must be offlined cleanly once freed. With
+# system RAM (dax kmem) and onlined movable block by block, each online
+# timed by the lab patch; then most of the new memory is used from
+# userspace (tmpfs files of random data, read back) and freed. CYCLES times
+# all its blocks are offlined, onlined again and an eighth of the memory
+# used the same way; they must offline cleanly at the end. With
 # MEMMAP_ON_MEMORY=1 (and memory_hotplug.memmap_on_memory=1 on the command
 # line) each block carries its own memmap in its first pages; with HVO=1
 # too, hugetlb folios are allocated on those blocks with HVO on, and must
@@ -10,7 +11,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 CYCLES=${CYCLES:-3}
-FILL_MIB=${FILL_MIB:-}	# default: 3/4 of the hot-added memory
+FILL_MIB=${FILL_MIB:-}	# default: 3/4 of the hot-added memory, 1/8 in a cycle
 MEMMAP_ON_MEMORY=${MEMMAP_ON_MEMORY:-0}
 HVO=${HVO:-0}
 need ndctl
@@ -47,25 +48,20 @@ set_state() {  # set_state STATE: every kmem block to STATE, checked
 }
 
 say phase=online cycles="$CYCLES"
+# Use the new memory; each file's data must read back as written.
+use_blocks() {  # use_blocks EIGHTHS: fill that many eighths of it
+	fill_movable "${FILL_MIB:-$((nr_blocks * block_bytes * $1 / 8 / 1048576))}"
+}
 set_state online_movable
 for b in $blocks; do
 	grep -q Movable "$b/valid_zones" || fail "$(basename "$b") not in ZONE_MOVABLE"
 done
-i=1
-while [ "$i" -le "$CYCLES" ]; do
-	set_state offline
-	set_state online_movable
-	say cycle="$i"
-	i=$((i + 1))
-done
-
 # HVO frees most of the memmap of each hugetlb folio, but not of one whose
 # struct pages lie on a block that carries its own memmap: the self-hosted
 # mark in the struct pages of that memmap, set before the block goes
 # online, tells it so. Half of the onlined memory as 2 MB folios, from
 # ZONE_MOVABLE (the first zone hugetlb's movable allocations try), with
 # HVO on: the kernel's count of memmap pages must not move.
-memmap_pages() { awk '$1 == "nr_memmap_pages" {print $2}' /proc/vmstat; }
 if [ "$HVO" = 1 ]; then
 	[ "$MEMMAP_ON_MEMORY" = 1 ] || fail "HVO=1 needs MEMMAP_ON_MEMORY=1"
 	hvo=/proc/sys/vm/hugetlb_optimize_vmemmap
@@ -81,15 +77,24 @@ if [ "$HVO" = 1 ]; then
 		fail "$(cat $pool) of $want hugetlb folios allocated"
 	memmap_after=$(memmap_pages)
 	free_after=$(movable_free)
-	[ -n "$memmap_before" ] && [ -n "$memmap_after" ] || fail "no nr_memmap_pages in /proc/vmstat"
+	[ -n "$memmap_before" ] && [ -n "$memmap_after" ] ||
+		fail "no nr_memmap_pages or nr_memmap_boot_pages in /proc/vmstat"
 	say hvo_folios="$want" hvo_movable_taken=$((free_before - free_after)) \
 		hvo_memmap_delta=$((memmap_after - memmap_before))
 	echo 0 > $pool && echo "$hvo_was" > $hvo || fail "cannot free the hugetlb folios"
 	settle
 fi
 
-# Use the new memory; each file's data must read back as written.
-fill_movable "${FILL_MIB:-$((nr_blocks * block_bytes * 3 / 4 / 1048576))}"
+use_blocks 6
+i=1
+while [ "$i" -le "$CYCLES" ]; do
+	set_state offline
+	set_state online_movable
+	use_blocks 1
+	say cycle="$i"
+	i=$((i + 1))
+done
+
 say phase=offline
 set_state offline
 say done=1

@@ -169,6 +169,12 @@ kmem_offline_blocks() {
 	grep -l '^offline$' /sys/devices/system/memory/memory*/state | sed 's,/state$,,'
 }
 
+# The kernel's count of memmap pages, those allocated at boot and later.
+memmap_pages() {
+	awk '$1 == "nr_memmap_pages" || $1 == "nr_memmap_boot_pages" {n += $2; seen++}
+		END {if (seen == 2) print n}' /proc/vmstat
+}
+
 movable_free() { awk '/^Node .* zone +Movable/ {m=1; next} /^Node/ {m=0} m && /nr_free_pages/ {print $2; exit}' /proc/zoneinfo; }
 
 # fill_movable MiB: use memory onlined movable. tmpfs pages are movable, and

@@ -36,6 +36,10 @@ _BOOT_FREE = re.compile(r"memblock_free_all: (?P<pages>\d+) pages freed in (?P<n
 # thread, the pages it initialized and freed.
 _DEFERRED = re.compile(r"deferred_init_memmap: node (?P<node>\d+): (?P<pages>\d+) deferred "
                        r"pages in (?P<ns>\d+)ns")
+# A CPU taken offline at run time: the guest script's mark as it starts,
+# x86's line when it is done.
+_CPU_GOING_OFFLINE = re.compile(r"memlab: CPU (?P<cpu>\d+) going offline")
+_CPU_OFFLINE = re.compile(r"CPU (?P<cpu>\d+) is now offline")
 _RESULT = re.compile(r"^MEMLAB (?P<body>.*)$")
 _KV = re.compile(r"(\w+)=(\S*)")
 
@@ -94,6 +98,8 @@ class Console:
     boot_inits: list[MemmapInit] = field(default_factory=list)
     boot_frees: list[MemmapInit] = field(default_factory=list)
     deferred_inits: list[MemmapInit] = field(default_factory=list)
+    # Each CPU taken offline: (CPU, console timestamp of the start, of the end).
+    cpu_offlines: list[tuple[int, float, float]] = field(default_factory=list)
     results: list[dict[str, str]] = field(default_factory=list)
 
     @property
@@ -126,6 +132,7 @@ def parse(text: str, kunit_lines_fail: bool = False, bare: bool = False) -> Cons
     own parser).
     """
     con = Console()
+    offline_starts: dict[int, float] = {}     # CPU: when its offline began
     for no, line in enumerate(text.splitlines(), 1):
         m = _RESULT.match(line.strip())
         if m:
@@ -151,6 +158,14 @@ def parse(text: str, kunit_lines_fail: bool = False, bare: bool = False) -> Cons
         if ms:
             con.memmap_shares.append(MemmapShare(int(ms.group("pages")),
                                                  int(ms.group("threads"))))
+            continue
+        mc = _CPU_GOING_OFFLINE.search(msg)
+        if mc:
+            offline_starts[int(mc.group("cpu"))] = ts
+            continue
+        mc = _CPU_OFFLINE.search(msg)
+        if mc and (cpu := int(mc.group("cpu"))) in offline_starts:
+            con.cpu_offlines.append((cpu, offline_starts.pop(cpu), ts))
             continue
         for kind, pattern in _FAILURES:
             if kind == "KUnit failure" and not kunit_lines_fail:

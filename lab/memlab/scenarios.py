@@ -193,8 +193,9 @@ def check_kmem_online(con: Console, env: dict[str, str]) -> list[str]:
     """dax kmem: every block of the region onlined (1 + CYCLES) times, each
     online over a whole block with its memmap init timed (with
     MEMMAP_ON_MEMORY, over the block but its memmap, which is initialized
-    first on its own); the memory then used (files read back intact, taken
-    from ZONE_MOVABLE; with HVO=1, hugetlb folios too) and offlined."""
+    first on its own); the memory used after each online (files read back
+    intact, taken from ZONE_MOVABLE; with HVO=1, hugetlb folios too) and
+    offlined."""
     problems: list[str] = []
     cycles = int(env["CYCLES"])
     blocks, block_bytes = _int(con.result("blocks")), _int(con.result("block_bytes"))
@@ -221,7 +222,7 @@ def check_kmem_online(con: Console, env: dict[str, str]) -> list[str]:
             problems.append(f"{what} over {sorted({c.pages for c in calls})} pages, expected "
                             f"{per_online} per online (block of {block_bytes} bytes, "
                             f"{vmemmap_pages} pages of its memmap on it)")
-    return (problems + movable_used(con, 1)
+    return (problems + movable_used(con, 1 + cycles)
             + hvo_spared_self_hosted(con, env, blocks * block_bytes))
 
 
@@ -428,20 +429,50 @@ def check_zeroing(con: Console, env: dict[str, str]) -> list[str]:
     return problems
 
 
+# HVO keeps the first page of a hugetlb folio's vmemmap
+# (HUGETLB_VMEMMAP_RESERVE_SIZE) and frees the rest: 4095 of a 1 GB folio's.
+GIGANTIC_BYTES = 1 << 30
+GIGANTIC_HVO_PAGES = GIGANTIC_BYTES // PAGE_SIZE * STRUCT_PAGE_SIZE // PAGE_SIZE - 1
+
+
 def check_gigantic(con: Console, env: dict[str, str]) -> list[str]:
-    """A 1 GB hugetlb page, zeroed at each fault or fallocate(): reads zero;
-    with HVO=1, its vmemmap freed (the kernel's HVO switch on)."""
+    """A 1 GB hugetlb page, the one reserved at boot and then RUNTIME_ALLOCS
+    allocated at run time, zeroed at each fault or fallocate(): reads zero;
+    with INIT_ON_ALLOC=1, init_on_alloc on; with HVO=1, the vmemmap of each
+    page allocated at run time freed, and restored when a page goes back to
+    the buddy allocator, the boot page last (the kernel's count of memmap
+    pages); without HVO, that count left alone."""
     problems: list[str] = []
-    rounds = int(env.get("ROUNDS", "4"))
-    if env.get("HVO") == "1" and con.result("hvo") != "1":
+    rounds, allocs = int(env.get("ROUNDS", "4")), int(env.get("RUNTIME_ALLOCS", "0"))
+    hvo = env.get("HVO") == "1"
+    if hvo and con.result("hvo") != "1":
         problems.append(f"HVO asked for, hugetlb_optimize_vmemmap is {con.result('hvo')}")
+    if env.get("INIT_ON_ALLOC") == "1" and con.result("heap_alloc_init") != "on":
+        problems.append(f"init_on_alloc asked for, the kernel's heap alloc init is "
+                        f"{con.result('heap_alloc_init')!r}")
     if con.result("gigantic_pages") != "1":
         problems.append(f"{con.result('gigantic_pages')} gigantic pages reserved, not 1")
+    if con.result("runtime_allocs") != str(allocs):
+        problems.append(f"{con.result('runtime_allocs')} of {allocs} pages allocated at "
+                        "run time")
     zeroed = con.result_values("gigantic_first_nonzero")
-    if len(zeroed) != rounds:
-        problems.append(f"expected {rounds} rounds, saw {len(zeroed)}")
+    if len(zeroed) != rounds + allocs:
+        problems.append(f"expected {rounds} rounds and {allocs} pages allocated at run "
+                        f"time, saw {len(zeroed)} pages zeroed")
     problems += [f"round {i}: gigantic page not zero at byte {bad}"
                  for i, bad in enumerate(zeroed) if bad != "-1"]
+    freed = GIGANTIC_HVO_PAGES if hvo else 0
+    deltas = zip(con.result_values("runtime_alloc_memmap_delta"),
+                 con.result_values("runtime_free_memmap_delta"))
+    for i, (alloc, free) in enumerate(deltas):
+        if (int(alloc), int(free)) != (-freed, freed):
+            problems.append(f"run-time page {i}: the count of memmap pages moved by {alloc} "
+                            f"when it was allocated and by {free} when it was freed, "
+                            f"expected {-freed} and {freed}")
+    boot_free = con.result("boot_page_free_memmap_delta")
+    if allocs and boot_free != str(freed):
+        problems.append(f"freeing the boot page moved the count of memmap pages by "
+                        f"{boot_free}, expected {freed}")
     return problems
 
 
@@ -477,7 +508,8 @@ def check_fault_inject(con: Console, env: dict[str, str]) -> list[str]:
     data intact or left the device unbound; a bind whose chunks' allocation
     alone failed bound with the data intact; every online refused by the
     memory notifier, the next ones working and the memory used; the binds
-    with CPU 1 going offline done; no leak."""
+    with CPU 1 going offline done, one at least while their memmap init ran
+    on it; no leak."""
     problems: list[str] = []
     faults = _int(con.result("faults")) or 0
     ok = _int(con.result("fault_binds_ok")) or 0
@@ -495,11 +527,26 @@ def check_fault_inject(con: Console, env: dict[str, str]) -> list[str]:
                         "by the memory notifier")
     problems += fill_read_back(con)
     rounds = con.result_values("cpu_offline_round")
-    if len(rounds) != int(env["ROUNDS"]):
-        problems.append(f"{len(rounds)} binds with a CPU going offline, expected {env['ROUNDS']}")
+    if len(rounds) < int(env["CPU_ROUNDS"]):
+        problems.append(f"{len(rounds)} binds with a CPU going offline, "
+                        f"expected at least {env['CPU_ROUNDS']}")
+    problems += cpu_went_offline_mid_init(con, 1)
     if con.result("kmemleak_reports") != "0":
         problems.append(f"kmemleak reports {con.result('kmemleak_reports')} objects")
     return problems
+
+
+def cpu_went_offline_mid_init(con: Console, cpu: int) -> list[str]:
+    """@cpu was going offline, at least once, while a memmap_init_zone_device()
+    shared with it (more than one thread) ran."""
+    offlines = [(start, end) for c, start, end in con.cpu_offlines if c == cpu]
+    shared = [init for init, share in zip(con.memmap_inits, con.memmap_shares)
+              if share.threads > 1]
+    if any(start <= init.end_s and init.start_s <= end
+           for init in shared for start, end in offlines):
+        return []
+    return [f"CPU {cpu} was never going offline during a memmap init it shared "
+            f"({len(offlines)} offlines, {len(shared)} shared inits)"]
 
 
 def check_selftests(con: Console, env: dict[str, str]) -> list[str]:
@@ -679,6 +726,7 @@ def resolve_env(env: dict[str, str], variant: str, config: str = "lab") -> dict[
 
 
 REBINDS = 3
+CPU_OFFLINE_ROUNDS = 8
 LOADS = 3
 # Every x86-64 config the test suite boots: the measured lab kernel, the
 # lab kernel with deferred struct page init (defer), and with `memlab test
@@ -727,7 +775,7 @@ def _rebinds_resized(sc: Scenario, b: BenchSizes) -> Scenario:
 
 
 def _kmem_resized(sc: Scenario, b: BenchSizes) -> Scenario:
-    return sc.sized(3, b.kmem_gb, CYCLES="3" if b.quick else "5", FILL_MIB="256")
+    return sc.sized(3, b.kmem_gb, CYCLES="3" if b.quick else "5", FILL_MIB="64")
 
 
 def _hugetlb_resized(sc: Scenario, b: BenchSizes) -> Scenario:
@@ -769,7 +817,7 @@ GIGANTIC = Scenario(
     bench=(BenchRow(
         "hugetlb-1g-fault",
         lambda b: "fault in a 1 GB hugetlb page (zeroed by the fault)",
-        _gigantic_resized, NONE_POSTED, result_ns="gigantic_fault_ns",
+        _gigantic_resized, NONE_POSTED, result_ns="gigantic_fault_ns", full_only=True,
         label="1 GB hugetlb fault"),))
 
 
@@ -797,13 +845,13 @@ SCENARIOS: dict[str, Scenario] = {
             script="fsdax-rebind",
             description=f"fsdax map=mem (memmap in RAM), {REBINDS} unbind/bind",
             memory_gb=5, pmem_gb=4, env={"REBINDS": str(REBINDS), "MAP": "mem"},
-            check=check_rebinds),
+            check=check_rebinds, configs=("lab", arches.DEBIAN_CONFIG)),
         Scenario(
             name="devdax-4k",
             script="devdax-rebind",
             description=f"devdax align=4K (order-0 pages), {REBINDS} rebinds of dax_pmem",
             memory_gb=5, pmem_gb=4, env={"REBINDS": str(REBINDS), "ALIGN": "4K"},
-            check=check_devdax),
+            check=check_devdax, configs=("lab", arches.DEBIAN_CONFIG)),
         Scenario(
             name="devdax-2m",
             script="devdax-rebind",
@@ -822,7 +870,7 @@ SCENARIOS: dict[str, Scenario] = {
             description=f"devdax align=1G (1 GB compound pages), {REBINDS} rebinds",
             memory_gb=5, pmem_gb=4,
             env={"REBINDS": str(REBINDS), "ALIGN": "1G"},
-            check=check_devdax),
+            check=check_devdax, configs=("lab", arches.DEBIAN_CONFIG)),
         Scenario(
             name="fsdax-fs-dev",
             script="fsdax-fs",
@@ -836,7 +884,7 @@ SCENARIOS: dict[str, Scenario] = {
             script="fsdax-fs",
             description="ext4 -o dax on fsdax map=mem (memmap in RAM), as fsdax-fs-dev",
             memory_gb=5, pmem_gb=4, pmem_regions=2, env=DAX_FS_ENV | {"MAP": "mem"},
-            check=check_dax_fs, configs=("lab", "vm"), on_base=True),
+            check=check_dax_fs, configs=("lab", "vm", arches.DEBIAN_CONFIG), on_base=True),
         Scenario(
             name="rebind-stress",
             script="rebind-stress",
@@ -864,8 +912,9 @@ SCENARIOS: dict[str, Scenario] = {
             name="kmem-online",
             script="kmem-online",
             description="a 1 GB pmem region as devdax onlined movable as system RAM "
-                        f"(dax kmem), {REBINDS} offline/online cycles of its blocks, "
-                        "then filled from userspace, read back and offlined",
+                        "(dax kmem), 3/4 of it filled from userspace and read back, then "
+                        f"{REBINDS} cycles of its blocks offlined, onlined and an eighth "
+                        "filled and read back; offlined at the end",
             memory_gb=3, pmem_gb=1, env={"CYCLES": str(REBINDS)},
             check=check_kmem_online, configs=ALL_CONFIGS, hot_adds=True,
             bench=(BenchRow(
@@ -989,9 +1038,15 @@ SCENARIOS: dict[str, Scenario] = {
         GIGANTIC,
         replace(GIGANTIC, name="hugetlb-1g-hvo",
                 description="hugetlb-1g with the vmemmap of hugetlb pages freed "
-                            "(hugetlb_free_vmemmap=on), on kernels that build HVO",
-                env=GIGANTIC.env | {"HVO": "1"},
-                append=GIGANTIC.append + ["hugetlb_free_vmemmap=on"],
+                            "(hugetlb_free_vmemmap=on) and init_on_alloc=1 (two rounds), on "
+                            "kernels that build HVO; then 3 times a second page allocated at run "
+                            "time, zeroed and read as before, and freed, then the boot page "
+                            "freed: the vmemmap freed and restored each time",
+                # Room for a second 1 GB page in ZONE_NORMAL, whose memory only
+                # movable user pages take.
+                memory_gb=6,
+                env={"ROUNDS": "2", "HVO": "1", "INIT_ON_ALLOC": "1", "RUNTIME_ALLOCS": "3"},
+                append=GIGANTIC.append + ["hugetlb_free_vmemmap=on", "init_on_alloc=1"],
                 configs=HVO_CONFIGS, on_base=False, bench=()),
         Scenario(
             name="virtio-mem",
@@ -1009,8 +1064,11 @@ SCENARIOS: dict[str, Scenario] = {
             description="faults injected: an fsdax map=dev bind with its Nth allocation "
                         "failed, for every N until none is met, and with only the chunks' "
                         "allocation failed; dax kmem onlines refused by the memory notifier; "
-                        f"{REBINDS} binds with CPU 1 going offline; no kmemleak report",
-            memory_gb=3, pmem_gb=2, pmem_regions=2, env={"ROUNDS": str(REBINDS)},
+                        f"{CPU_OFFLINE_ROUNDS} binds or more while CPU 1 goes offline "
+                        "and back over and over, until one memmap init met an offline "
+                        "under way; no kmemleak report",
+            memory_gb=3, pmem_gb=2, pmem_regions=2,
+            env={"CPU_ROUNDS": str(CPU_OFFLINE_ROUNDS)},
             check=check_fault_inject, configs=FAULT_CONFIGS, hot_adds=True, timeout=3600),
         Scenario(
             name="mm-selftests",

@@ -104,9 +104,11 @@ def run_again(con: Console) -> dict[str, int]:
 
 
 def check_run(con: Console) -> list[str]:
-    """One run of the suites: every mm test run_vmtests.sh counted was
-    reported, the hotplug test too, each with a known outcome. (A test that
-    fails is not a problem of the run: compare() weighs it.)"""
+    """One run of the suites: run_vmtests.sh ran to its end (its plan line
+    counts every test it ran), every mm test it counted was reported, the
+    hotplug test too, with its memory notifier error half, each with a
+    known outcome. (A test that fails is not
+    a problem of the run: compare() weighs it.)"""
     got = outcomes(con)
     problems = [f"selftest {name}: outcome {outcome!r}" for name, outcome in got.items()
                 if outcome not in OUTCOMES]
@@ -118,8 +120,15 @@ def check_run(con: Console) -> list[str]:
         problems.append("run_vmtests.sh ran no test")
     elif int(counted) != len(mm):
         problems.append(f"run_vmtests.sh ran {counted} tests, {len(mm)} reported")
+    if con.result("selftests_mm_plan") != counted:
+        problems.append(f"run_vmtests.sh's plan line counts "
+                        f"{con.result('selftests_mm_plan') or 'no'} tests, it ran {counted}: "
+                        "it did not run to its end")
     if not any(name.startswith("memory-hotplug:") for name in got):
         problems.append("the memory-hotplug selftest did not report")
+    elif con.result("selftests_hotplug_notifier") != "ran":
+        problems.append("the memory-hotplug selftest skipped its memory notifier error "
+                        "half (memory-notifier-error-inject missing)")
     return problems
 
 
@@ -136,6 +145,18 @@ def compare(base: dict[str, str], patched: dict[str, str]) -> tuple[list[str], l
             (regressions if was == "pass" else others).append(
                 f"{name}: base {was}, patched {now}")
     return regressions, others
+
+
+def recorded(config: str) -> str:
+    """The last comparison recorded for config, in a few words: how many
+    tests, how each ended on both kernels, how many ended otherwise."""
+    path = paths.RESULTS / "selftests" / f"{config}.json"
+    if not path.exists():
+        return "not recorded (`memlab test --full`)"
+    tests = json.loads(path.read_text())["tests"]
+    alike = [t["base"] for t in tests if t["base"] == t["patched"]]
+    ends = ", ".join(f"{alike.count(o)} {o}" for o in OUTCOMES if o in alike)
+    return f"{len(tests)} tests: {ends} on both, {len(tests) - len(alike)} ending otherwise"
 
 
 def record(config: str, base: Console, patched: Console) -> Path:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import figures, kernel_base, native, paths
+from . import arches, figures, kernel_base, native, paths, selftests
 from .results import BASE, ONE_THREAD, ONE_THREAD_ARG, PATCHED, Result, Row
 from .runner import LabError
 from .runrecord import CI_RESULTS, TEST_RESULTS, RunRecord, StepRecord, totals
@@ -328,11 +328,16 @@ def proof_table() -> Table:
          _kunit_cell(default, "kunit kunit sparc64")],
         ["", "vm (DEBUG_VM, lockdep)", _kunit_cell(full, "kunit vm")],
         ["", "debug (KASAN: the fast paths step aside)", _kunit_cell(full, "kunit debug")],
+        ["", "debian (Debian's own config: NUMA, deferred init, init_on_alloc)",
+         _kunit_cell(full, f"kunit {arches.DEBIAN_CONFIG}")],
         ["Guest scenarios (QEMU): data, page counts, console clean",
          "lab, patched and base", _guest_cell(default, "guest lab")],
         ["", "defer", _guest_cell(default, "guest defer")],
         ["", "vm", _guest_cell(full, "guest vm")],
         ["", "debug", _guest_cell(full, "guest debug")],
+        ["", "debian, patched and base", _guest_cell(full, f"guest {arches.DEBIAN_CONFIG}")],
+        ["The kernel's mm and memory-hotplug selftests, base against patched",
+         "debian", selftests.recorded(arches.DEBIAN_CONFIG)],
         ["Deliberately broken fast paths", "KUnit", caught("kunit")],
         ["", "guest scenarios", caught("guests")],
         ["Builds", "i386 HIGHMEM (compile)", _build_cell(default, "build highmem i386")],
@@ -343,7 +348,8 @@ def proof_table() -> Table:
     sources = [f"results/test/default.json: {default.date}, commit {default.commit}"]
     if full:
         sources.append(f"results/test/full.json: {full.date}, commit {full.commit}")
-    sources += ["results/breaks.json", "results/matrix.json"]
+    sources += [f"results/selftests/{arches.DEBIAN_CONFIG}.json", "results/breaks.json",
+                "results/matrix.json"]
     return Table("; ".join(sources), ["proof", "kernel", "result"], rows,
                  [r[0] or "" for r in rows], trailing_text=2)
 

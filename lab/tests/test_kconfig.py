@@ -166,16 +166,46 @@ def test_upstream_warnings_keep_guests_off_where_they_would_fire():
         "kmem-online", "kmem-memmap-on-memory", "virtio-mem", "fault-inject"]
 
 
-def test_hvo_must_be_on_where_asked():
+def test_hvo_and_init_on_alloc_must_be_on_where_asked():
     from memlab.scenarios import check_gigantic
     from memlab.console import Console
     con = Console()
-    con.results += [{"gigantic_pages": "1"}] + [{"gigantic_first_nonzero": "-1"}] * 4
+    con.results += [{"gigantic_pages": "1", "runtime_allocs": "0"}]
+    con.results += [{"gigantic_first_nonzero": "-1"}] * 4
     assert check_gigantic(con, {"ROUNDS": "4"}) == []
-    assert check_gigantic(con, {"ROUNDS": "4", "HVO": "1"}) == [
-        "HVO asked for, hugetlb_optimize_vmemmap is None"]
-    con.results.append({"hvo": "1"})
-    assert check_gigantic(con, {"ROUNDS": "4", "HVO": "1"}) == []
+    assert check_gigantic(con, {"ROUNDS": "4", "HVO": "1", "INIT_ON_ALLOC": "1"}) == [
+        "HVO asked for, hugetlb_optimize_vmemmap is None",
+        "init_on_alloc asked for, the kernel's heap alloc init is None"]
+    con.results.append({"hvo": "1", "heap_alloc_init": "on"})
+    assert check_gigantic(con, {"ROUNDS": "4", "HVO": "1", "INIT_ON_ALLOC": "1"}) == []
+
+
+def test_runtime_gigantic_pages_must_show_hvo_free_and_restore_their_vmemmap():
+    from memlab.scenarios import GIGANTIC_HVO_PAGES, check_gigantic
+    from memlab.console import Console
+    assert GIGANTIC_HVO_PAGES == 4095
+    con = Console()
+    con.results += [{"gigantic_pages": "1", "hvo": "1"}]
+    con.results += [{"gigantic_first_nonzero": "-1"}] * 4
+    for _ in range(2):
+        con.results += [{"gigantic_first_nonzero": "-1"},
+                        {"runtime_alloc_memmap_delta": "-4095",
+                         "runtime_free_memmap_delta": "4095"}]
+    con.results.append({"runtime_allocs": "2", "boot_page_free_memmap_delta": "4095"})
+    env = {"ROUNDS": "4", "RUNTIME_ALLOCS": "2"}
+    assert check_gigantic(con, env | {"HVO": "1"}) == []
+    # The same counts without HVO asked for: something freed vmemmap.
+    assert check_gigantic(con, env) == [
+        f"run-time page {i}: the count of memmap pages moved by -4095 when it was "
+        "allocated and by 4095 when it was freed, expected 0 and 0" for i in (0, 1)] + [
+        "freeing the boot page moved the count of memmap pages by 4095, expected 0"]
+    assert check_gigantic(con, env | {"HVO": "1", "RUNTIME_ALLOCS": "3"}) == [
+        "2 of 3 pages allocated at run time",
+        "expected 4 rounds and 3 pages allocated at run time, saw 6 pages zeroed"]
+    con.results[-2]["runtime_alloc_memmap_delta"] = "0"   # HVO left the new page alone
+    assert check_gigantic(con, env | {"HVO": "1"}) == [
+        "run-time page 1: the count of memmap pages moved by 0 when it was allocated "
+        "and by 4095 when it was freed, expected -4095 and 4095"]
 
 
 def test_prompted_symbols_in_a_choice_and_with_a_comment():

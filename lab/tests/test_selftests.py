@@ -9,10 +9,15 @@ import pytest
 from memlab import console, paths, scenarios, selftests
 
 
-def run(*lines: str, counted: int | None = None) -> console.Console:
+def run(*lines: str, counted: int | None = None, plan: int | None = None,
+        notifier: str = "ran") -> console.Console:
+    """A guest's report; run_vmtests.sh's plan line counts what it ran
+    unless @plan says otherwise."""
     text = "\n".join(f"MEMLAB {line}" for line in lines)
     if counted is not None:
-        text += f"\nMEMLAB selftests_mm_exit=1 selftests_mm_tests={counted}"
+        text += (f"\nMEMLAB selftests_mm_exit=1 selftests_mm_tests={counted} "
+                 f"selftests_mm_plan={counted if plan is None else plan} "
+                 f"selftests_hotplug_notifier={notifier}")
     return console.parse(text)
 
 
@@ -39,6 +44,11 @@ def test_a_run_missing_tests_or_the_hotplug_suite_is_a_problem():
         "run_vmtests.sh ran 5 tests, 2 reported",
         "the memory-hotplug selftest did not report"]
     assert selftests.check_run(run(PASSING[2], counted=0)) == ["run_vmtests.sh ran no test"]
+    assert selftests.check_run(run(*PASSING, counted=2, notifier="skipped")) == [
+        "the memory-hotplug selftest skipped its memory notifier error half "
+        "(memory-notifier-error-inject missing)"]
+    assert selftests.check_run(run(*PASSING, counted=2, plan=5)) == [
+        "run_vmtests.sh's plan line counts 5 tests, it ran 2: it did not run to its end"]
     assert selftests.check_run(run("selftest=mm:cow outcome=crashed runs=1", PASSING[2],
                                    counted=1)) == ["selftest mm:cow: outcome 'crashed'"]
     assert selftests.check_run(run("selftest=mm:cow outcome=pass", PASSING[2],

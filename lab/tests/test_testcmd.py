@@ -84,8 +84,8 @@ def test_base_kernel_runs_only_the_scenarios_meant_for_it():
     assert names == ["fsdax-fs-dev", "fsdax-fs-mem", "kmem-memmap-on-memory", "hmm-tests",
                      "hugetlb-1g"]
     names = [sc.name for sc in testcmd.base_scenarios("debian")]
-    assert names == ["fsdax-fs-dev", "kmem-memmap-on-memory", "hugetlb-1g", "virtio-mem",
-                     "mm-selftests"]
+    assert names == ["fsdax-fs-dev", "fsdax-fs-mem", "kmem-memmap-on-memory", "hugetlb-1g",
+                     "virtio-mem", "mm-selftests"]
     assert testcmd.base_scenarios("vm") == []
 
 
@@ -104,7 +104,8 @@ def test_the_selftests_step_fails_on_a_test_that_ends_otherwise_on_patched(
     def boot(spec, failure_expected=False):
         text = logs[spec.variant] + ("MEMLAB selftest=memory-hotplug:mem-on-off-test.sh "
                                      "outcome=pass runs=1\n"
-                                     "MEMLAB selftests_mm_tests=1 done=1\n")
+                                     "MEMLAB selftests_mm_tests=1 selftests_mm_plan=1 "
+                                     "selftests_hotplug_notifier=ran done=1\n")
         return guest.GuestResult(spec, 0, tmp_path / "log", console.parse(text), "tcg", 1.0)
     monkeypatch.setattr(guest, "boot_and_run", boot)
     step = testcmd.run_guest("debian")

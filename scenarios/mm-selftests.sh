@@ -28,6 +28,11 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
 # run_vmtests.sh grows it for its own tests and then restores it, and
 # va_high_addr_switch.sh needs one (the script reserves it on arm64 only).
 echo "${HUGEPAGES:-16}" > /proc/sys/vm/nr_hugepages
+# Swap, which khugepaged's swap-in tests and the tests that page out need:
+# the guest's legacy pmem region, a raw block device.
+[ -b /dev/pmem0 ] || fail "no /dev/pmem0 for swap"
+mkswap /dev/pmem0 >/dev/null && swapon /dev/pmem0 || fail "swap on /dev/pmem0"
+say swap_kib="$(awk '$1 == "SwapTotal:" {print $2}' /proc/meminfo)"
 
 # Run a suite's script in its directory, its output on the console as it
 # comes and in OUT; its exit code in RC.

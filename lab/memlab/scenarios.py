@@ -1074,11 +1074,11 @@ SCENARIOS: dict[str, Scenario] = {
             name="mm-selftests",
             script="mm-selftests",
             description="the kernel's mm selftests (run_vmtests.sh, all but the "
-                        "destructive ones) and memory-hotplug selftest, built from the "
-                        "kernel's tree: no test that passes on base fails or skips on "
-                        "patched",
-            memory_gb=4, env={"KSELFTEST": f"@out/{selftests.KSELFTEST_DIR}",
-                              "KCONFIG": "@out/.config"},
+                        "destructive ones; swap on a pmem region) and memory-hotplug "
+                        "selftest, built from the kernel's tree: no test that passes on "
+                        "base fails or skips on patched",
+            memory_gb=4, pmem_gb=1, env={"KSELFTEST": f"@out/{selftests.KSELFTEST_DIR}",
+                                         "KCONFIG": "@out/.config"},
             check=check_selftests, configs=selftests.KSELFTEST_CONFIGS, on_base=True,
             timeout=3600, compare=compare_selftests),
         Scenario(

@@ -206,10 +206,23 @@ def source(force: bool = False) -> None:
     say(f"kernel work tree: {paths.KERNEL_TREE} (HEAD {git('rev-parse', '--short', 'HEAD')})")
 
 
+def _is_worktree(tree: Path) -> bool:
+    """tree's .git names a worktree that build/linux still knows (a checkout
+    killed half way leaves the file and not the worktree)."""
+    dotgit = tree / ".git"
+    if not dotgit.is_file():
+        return False
+    return Path(dotgit.read_text().removeprefix("gitdir:").strip()).is_dir()
+
+
 def _worktree(tree: Path) -> Path:
     """A detached git worktree of build/linux at tree (made at tag base
-    when missing)."""
-    if not (tree / ".git").exists():
+    when missing, and again over what an interrupted checkout left)."""
+    if not _is_worktree(tree):
+        if tree.exists():
+            say(f"{tree}: not a worktree of {paths.KERNEL_TREE} (an interrupted "
+                f"checkout?): checking it out again")
+            shutil.rmtree(tree)
         tree.parent.mkdir(parents=True, exist_ok=True)
         git("worktree", "prune")
         run_logged(["git", "worktree", "add", "-f", "--detach", str(tree),

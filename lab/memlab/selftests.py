@@ -147,6 +147,29 @@ def compare(base: dict[str, str], patched: dict[str, str]) -> tuple[list[str], l
     return regressions, others
 
 
+# Why a selftest does not pass on either kernel of the debian guest: the
+# guest or Debian's config lacks what it needs, on base and patched alike.
+NOT_PASSING_WHY = {
+    "mm:test_vmalloc.sh_smoke": "needs lib/test_vmalloc.ko: Debian leaves TEST_VMALLOC out",
+    "mm:test_hmm.sh_smoke": "needs lib/test_hmm.ko: Debian leaves TEST_HMM (and "
+                            "DEVICE_PRIVATE's test driver) out; the lab's own "
+                            "`hmm-tests` scenario runs it on the other configs",
+    "mm:virtual_address_range": "the guest's CPU (QEMU's `max`) has 5-level paging, and "
+                                "the test's validate_addr() rejects any address above "
+                                "128 TB, even those its own high hints ask for "
+                                "(\"Bail out! Bad address\")",
+}
+
+
+def not_passing(config: str) -> list[dict[str, str]]:
+    """The recorded tests of config that did not pass on both kernels."""
+    path = paths.RESULTS / "selftests" / f"{config}.json"
+    if not path.exists():
+        return []
+    return [t for t in json.loads(path.read_text())["tests"]
+            if t["base"] != "pass" or t["patched"] != "pass"]
+
+
 def recorded(config: str) -> str:
     """The last comparison recorded for config, in a few words: how many
     tests, how each ended on both kernels, how many ended otherwise."""

@@ -354,6 +354,17 @@ def proof_table() -> Table:
                  [r[0] or "" for r in rows], trailing_text=2)
 
 
+def selftests_table() -> Table:
+    """The debian guest's selftests that did not pass on both kernels, and why."""
+    rows = [[f"`{t['test']}`", str(t["base"]), str(t["patched"]),
+             selftests.NOT_PASSING_WHY.get(str(t["test"]), "not explained")]
+            for t in selftests.not_passing(arches.DEBIAN_CONFIG)]
+    return Table(f"results/selftests/{arches.DEBIAN_CONFIG}.json: "
+                 f"{selftests.recorded(arches.DEBIAN_CONFIG)}",
+                 ["selftest", "base", "patched", "why"], rows,
+                 [r[0] for r in rows], trailing_text=3)
+
+
 def breaks_table(group: str) -> Table:
     """The deliberately broken fast paths of one group and what caught them."""
     entries = figures.load_breaks().get(group, [])
@@ -447,6 +458,7 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
     "references": references_table,
     "ci": ci_table,
     "proof": proof_table,
+    "selftests": selftests_table,
     "breaks-kunit": lambda: breaks_table("kunit"),
     "breaks-guests": lambda: breaks_table("guests"),
     "scenarios": scenarios_block,

@@ -104,3 +104,18 @@ def test_run_failure_names_the_conflicting_patch_of_a_real_git_am(tree):
     assert failure.patch == tree.patches[1].name
     assert failure.file == "mm/foo.c"
     assert failure.hunk is not None and failure.hunk.startswith("@@ -7,")
+
+
+def test_a_checkout_killed_half_way_is_made_again(tree, tmp_path, monkeypatch):
+    """A worktree whose .git points at metadata git no longer has (the
+    checkout was killed) is checked out again, not failed on."""
+    monkeypatch.setattr(paths, "VARIANT_TREES", tmp_path / "trees")
+    monkeypatch.setattr(paths, "LOGS", tmp_path / "logs")
+    work = kernel_tree.checkout("base", "base")
+    run_git(tree.repo, "worktree", "remove", "--force", str(work))
+    work.mkdir()
+    (work / ".git").write_text(f"gitdir: {tree.repo / '.git' / 'worktrees' / 'base'}\n")
+    head = run_git(tree.repo, "rev-parse", "HEAD").stdout.strip()
+    work = kernel_tree.checkout("base", head)
+    assert (work / "mm" / "foo.c").read_text().splitlines()[9] == "int line_10 = 2;"
+    assert run_git(work, "status", "--porcelain").stdout == ""

@@ -46,8 +46,19 @@ if [ "$RUNTIME_ALLOCS" -gt 0 ]; then
 fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
 os.posix_fallocate(fd, 0, 1 << 30)' /tmp/huge1g/boot-page || fail "keep the boot page in a file"
 	while [ "$i" -lt "$RUNTIME_ALLOCS" ]; do
-		before=$(memmap_pages)
-		echo 2 > "$pool"
+		# The kernel gives up on a 1 GB range at the first page it cannot
+		# migrate at that moment: free the page cache, compact, and try
+		# again, a few times.
+		tries=0
+		while [ "$tries" -lt 5 ] && [ "$(cat "$pool")" -lt 2 ]; do
+			tries=$((tries + 1))
+			sync
+			echo 3 > /proc/sys/vm/drop_caches
+			echo 1 > /proc/sys/vm/compact_memory
+			before=$(memmap_pages)
+			echo 2 > "$pool"
+		done
+		say runtime_alloc_tries="$tries"
 		[ "$(cat "$pool")" -eq 2 ] || fail "no 1 GB page allocated at run time ($i)"
 		allocated=$(memmap_pages)
 		zc gigantic /tmp/huge1g/zero $((1 << 30)) fault || fail "run-time page $i: not zero"

@@ -1042,9 +1042,10 @@ SCENARIOS: dict[str, Scenario] = {
                             "kernels that build HVO; then 3 times a second page allocated at run "
                             "time, zeroed and read as before, and freed, then the boot page "
                             "freed: the vmemmap freed and restored each time",
-                # Room for a second 1 GB page in ZONE_NORMAL, whose memory only
-                # movable user pages take.
-                memory_gb=6,
+                # Room for a second 1 GB page: ZONE_NORMAL spans 4 GB to the
+                # top, where the boot page and the memmap take 2 GB, and
+                # unmovable pages may land in any of the 1 GB ranges left.
+                memory_gb=8,
                 env={"ROUNDS": "2", "HVO": "1", "INIT_ON_ALLOC": "1", "RUNTIME_ALLOCS": "3"},
                 append=GIGANTIC.append + ["hugetlb_free_vmemmap=on", "init_on_alloc=1"],
                 configs=HVO_CONFIGS, on_base=False, bench=()),

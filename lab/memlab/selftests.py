@@ -161,22 +161,29 @@ NOT_PASSING_WHY = {
 }
 
 
-def not_passing(config: str) -> list[dict[str, str]]:
+def _results(config: str) -> Path:
+    """Where config's comparison is recorded."""
+    return paths.RESULTS / "selftests" / f"{config}.json"
+
+
+def _recorded_tests(config: str) -> list[dict[str, str | int]] | None:
+    """The tests of config's last recorded comparison, None if there is none."""
+    path = _results(config)
+    return json.loads(path.read_text())["tests"] if path.exists() else None
+
+
+def not_passing(config: str) -> list[dict[str, str | int]]:
     """The recorded tests of config that did not pass on both kernels."""
-    path = paths.RESULTS / "selftests" / f"{config}.json"
-    if not path.exists():
-        return []
-    return [t for t in json.loads(path.read_text())["tests"]
+    return [t for t in _recorded_tests(config) or []
             if t["base"] != "pass" or t["patched"] != "pass"]
 
 
 def recorded(config: str) -> str:
     """The last comparison recorded for config, in a few words: how many
     tests, how each ended on both kernels, how many ended otherwise."""
-    path = paths.RESULTS / "selftests" / f"{config}.json"
-    if not path.exists():
+    tests = _recorded_tests(config)
+    if tests is None:
         return "not recorded (`memlab test --full`)"
-    tests = json.loads(path.read_text())["tests"]
     alike = [t["base"] for t in tests if t["base"] == t["patched"]]
     ends = ", ".join(f"{alike.count(o)} {o}" for o in OUTCOMES if o in alike)
     return f"{len(tests)} tests: {ends} on both, {len(tests) - len(alike)} ending otherwise"
@@ -196,7 +203,7 @@ def record(config: str, base: Console, patched: Console) -> Path:
             if name in runs[kernel]:
                 test[f"{kernel}_runs"] = runs[kernel][name]
         tests.append(test)
-    out = paths.RESULTS / "selftests" / f"{config}.json"
+    out = _results(config)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
                                "config": config, "tests": tests}, indent=1) + "\n")

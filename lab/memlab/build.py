@@ -38,12 +38,19 @@ SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 LOCALE_VARS = ("LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES")
 
 
+# The lab's kernels, Debian's configuration and a package of Debian's
+# modules together outgrow ccache's default 5 GB, which would evict the
+# lab kernels' objects with every package build.
+CCACHE_MAX_SIZE = "25G"
+
+
 def build_env() -> dict[str, str]:
     """The environment of kernel builds: the system's tools, ccache keyed on
     paths relative to the checkout, so that another clone of the project
     and another shell (CI's) reuse this one's cache."""
     env = {k: v for k, v in os.environ.items() if k not in LOCALE_VARS}
-    return dict(env, PATH=SYSTEM_PATH, CCACHE_BASEDIR=str(paths.REPO), CCACHE_NOHASHDIR="1")
+    return dict(env, PATH=SYSTEM_PATH, CCACHE_BASEDIR=str(paths.REPO), CCACHE_NOHASHDIR="1",
+                CCACHE_MAXSIZE=CCACHE_MAX_SIZE)
 
 
 def _stamp(opts: kconfig.Options, tree: Path, start: str) -> str:

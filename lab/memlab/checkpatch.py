@@ -1,4 +1,5 @@
-"""scripts/checkpatch.pl --strict over the product and lab series."""
+"""scripts/checkpatch.pl --strict over the product series, the stable fixes and the
+lab patches."""
 from __future__ import annotations
 
 import re
@@ -8,8 +9,11 @@ from pathlib import Path
 from . import deps, kernel_tree, paths
 from .runner import run_quiet
 
-# Findings that say nothing about the code: the project signs as itself.
-IGNORED = ["BAD_SIGN_OFF", "NO_AUTHOR_SIGN_OFF", "FROM_SIGN_OFF_MISMATCH"]
+# Findings that say nothing about the code: the project signs as itself;
+# Debian's source has no git history, in which a Fixes: tag's commit id
+# could be looked up.
+IGNORED = ["BAD_SIGN_OFF", "NO_AUTHOR_SIGN_OFF", "FROM_SIGN_OFF_MISMATCH",
+           "UNKNOWN_COMMIT_ID"]
 _TOTAL = re.compile(r"total: (\d+) errors, (\d+) warnings, (?:(\d+) checks, )?")
 _FINDING = re.compile(r"^(ERROR|WARNING|CHECK):")
 # page-flags.h generates the page flag and type accessors (__SetPageOffline,
@@ -58,5 +62,5 @@ def check(patch: Path) -> Report:
 
 
 def check_series() -> list[Report]:
-    patches = kernel_tree.product_series().patches() + kernel_tree.lab_series().patches()
+    patches = [p for layer in kernel_tree.layers() for p in layer.series.patches()]
     return [check(p) for p in patches]

@@ -6,7 +6,7 @@ import errno
 import sys
 import time
 
-from . import arches, guest, kernel_base, scenarios, testcmd
+from . import arches, debian_image, guest, kernel_base, package, scenarios, testcmd
 from .runner import LabError, say, stderr
 
 
@@ -115,6 +115,20 @@ def _matrix(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _package(args: argparse.Namespace) -> int:
+    built = package.build_packages(args.flavour)
+    print(f"{built.release} {built.version}:\n" + "\n".join(f"  {d}" for d in built.debs))
+    return 0
+
+
+def _image(args: argparse.Namespace) -> int:
+    boots = debian_image.run(args.flavour)
+    for b in boots:
+        print(f"{b.release}: " + ("ok" if b.ok else "FAILED: " + "; ".join(b.problems))
+              + f" [{b.seconds:.0f}s, log {b.log}]")
+    return 0 if all(b.ok for b in boots) else 1
+
+
 def _ci(args: argparse.Namespace) -> int:
     from . import ci
     return ci.run()
@@ -142,7 +156,7 @@ def parser() -> argparse.ArgumentParser:
         f"memmap-init series on Debian's Linux {base.name}.")
     sub = p.add_subparsers(dest="verb", required=True)
 
-    s = sub.add_parser("source", help=f"install {base.package}, make build/linux, "
+    s = sub.add_parser("source", help=f"fetch {base.package} (the pinned upload), make build/linux, "
                        "apply the series")
     s.add_argument("--force", action="store_true",
                    help="discard build/linux work not exported to patches/")
@@ -240,6 +254,21 @@ def parser() -> argparse.ArgumentParser:
                    "the pristine tree, for x86-64 with and without ZONE_DEVICE and arm64 "
                    "(the series' objects only)")
     s.set_defaults(func=_matrix)
+
+    s = sub.add_parser("package", help="Debian packages (linux-image, linux-headers) of "
+                       "the patched kernel, from Debian's source and configuration with its "
+                       "modules (make bindeb-pkg), in build/package/FLAVOUR/")
+    s.add_argument("--flavour", choices=list(package.FLAVOURS), default=package.DEFAULT_FLAVOUR,
+                   help=f"Debian's kernel flavour (default {package.DEFAULT_FLAVOUR}; amd64: "
+                   "the full module set, several hours on 2 cores)")
+    s.set_defaults(func=_package)
+
+    s = sub.add_parser("image", help="a Debian system made from Debian's packages with "
+                       "Debian's kernel and the package beside it, booted under QEMU on each "
+                       "with a pmem region: the operator's test (results/debian-image.json)")
+    s.add_argument("--flavour", choices=list(package.FLAVOURS), default=package.DEFAULT_FLAVOUR,
+                   help="the flavour whose package `memlab package` built")
+    s.set_defaults(func=_image)
 
     s = sub.add_parser("ci", help="what .ci/run runs: test, then bench --quick, each "
                        "step's time recorded in results/ci/ (cold.json when ccache was empty)")

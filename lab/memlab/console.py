@@ -20,9 +20,24 @@ _FAILURES: list[tuple[str, re.Pattern[str]]] = [
 
 _MEMMAP = re.compile(r"memmap_init_zone_device initialised (?P<pages>\d+) pages "
                      r"in (?P<ns>\d+)ns")
-# The series' own pr_debug line: how many threads shared one range.
+# The kernel's own debug line of each ZONE_DEVICE memmap init (dynamic
+# debug), in milliseconds: what the reference postings measured with.
+_DEVICE_MS = re.compile(r"memmap_init_zone_device initialised (?P<pages>\d+) pages "
+                        r"in (?P<ms>\d+)ms")
+# The paths the series names in its reports.
+_PATH = r"(?P<path>page by page|from a template(?:, streamed)?)"
+# The series' own pr_debug line: the path a range took, and how many
+# threads shared it.
 _SHARED = re.compile(r"memmap_init_zone_device initialised (?P<pages>\d+) pages in \d+ms, "
-                     r"up to (?P<threads>\d+) threads")
+                     + _PATH + r", up to (?P<threads>\d+) threads")
+# The series' trace of the other memmap inits (mminit_loglevel=3): boot and
+# hot-added ranges, and each node's deferred pages; the path each took and
+# the state it left its pages in.
+_MMINIT = re.compile(r"mminit::memmap_init node (?P<node>\d+) zone (?P<zone>\S+): "
+                     r"(?:(?P<pages>\d+) pages|(?P<deferred>deferred) pages) " + _PATH
+                     + r", (?P<state>in use|offline|free)$")
+# x86-64's choice for large runs of pages to clear, printed at boot.
+_CLEAR = re.compile(r"clear_pages: runs of \d+ MB and more with (?P<how>.+)$")
 # Hot-added memory (lab patch): each onlined range's memmap init, and the
 # whole online_pages() call.
 _HOTPLUG_INIT = re.compile(r"memmap_init_range initialised (?P<pages>\d+) hot-added pages "
@@ -82,10 +97,28 @@ class MemmapInit:
 
 @dataclass(frozen=True)
 class MemmapShare:
-    """How one memmap_init_zone_device() range was shared among threads."""
+    """How one memmap_init_zone_device() range was initialized: its path
+    and how many threads shared it."""
 
     pages: int
     threads: int        # the caller and the workers it queued to
+    path: str = ""      # "page by page", "from a template"[, "streamed"]
+
+
+@dataclass(frozen=True)
+class MemmapPath:
+    """The path of one boot, hot-added or deferred memmap init, and the
+    state it left the pages in (the series' mminit trace)."""
+
+    node: int
+    zone: str
+    pages: int | None   # None for a node's deferred pages
+    path: str
+    state: str          # "in use", "offline", "free"
+
+    @property
+    def deferred(self) -> bool:
+        return self.pages is None
 
 
 @dataclass
@@ -93,6 +126,11 @@ class Console:
     failures: list[Failure] = field(default_factory=list)
     memmap_inits: list[MemmapInit] = field(default_factory=list)
     memmap_shares: list[MemmapShare] = field(default_factory=list)
+    # The kernel's own line of each ZONE_DEVICE memmap init: (pages, ms).
+    device_inits_ms: list[tuple[int, int]] = field(default_factory=list)
+    memmap_paths: list[MemmapPath] = field(default_factory=list)
+    # How x86-64 clears large runs of pages, as its boot line said.
+    clear_pages_large: str | None = None
     hotplug_inits: list[MemmapInit] = field(default_factory=list)
     onlines: list[MemmapInit] = field(default_factory=list)
     boot_inits: list[MemmapInit] = field(default_factory=list)
@@ -154,10 +192,24 @@ def parse(text: str, kunit_lines_fail: bool = False, bare: bool = False) -> Cons
             calls.append(MemmapInit(int(m.group("pages")), int(m.group("ns")), ts,
                                     None if node is None else int(node)))
             continue
-        ms = _SHARED.search(msg)
-        if ms:
-            con.memmap_shares.append(MemmapShare(int(ms.group("pages")),
-                                                 int(ms.group("threads"))))
+        md = _DEVICE_MS.search(msg)
+        if md:
+            con.device_inits_ms.append((int(md.group("pages")), int(md.group("ms"))))
+            if ms := _SHARED.search(msg):
+                con.memmap_shares.append(MemmapShare(int(ms.group("pages")),
+                                                     int(ms.group("threads")),
+                                                     ms.group("path")))
+            continue
+        mp = _MMINIT.search(msg)
+        if mp:
+            pages = mp.group("pages")
+            con.memmap_paths.append(MemmapPath(int(mp.group("node")), mp.group("zone"),
+                                               None if pages is None else int(pages),
+                                               mp.group("path"), mp.group("state")))
+            continue
+        mcl = _CLEAR.search(msg)
+        if mcl:
+            con.clear_pages_large = mcl.group("how")
             continue
         mc = _CPU_GOING_OFFLINE.search(msg)
         if mc:

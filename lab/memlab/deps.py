@@ -11,11 +11,12 @@ import sys
 from pathlib import Path
 
 from . import arches, kernel_base, paths
+from .archive import Archive
 from .runner import LabError, run_logged, run_quiet, say
 
 # Debian package groups, by what needs them.
 APT_GROUPS: dict[str, list[str]] = {
-    "source": ["git", "xz-utils", "patch"],
+    "source": ["git", "xz-utils", "patch", "debian-archive-keyring"],
     # zstd and openssl: the debian config's zstd image and module signing key.
     "build": ["gcc", "make", "flex", "bison", "bc", "libelf-dev", "libssl-dev",
               "ccache", "cpio", "kmod", "perl", "zstd", "openssl"],
@@ -85,46 +86,29 @@ def ensure(*groups: str) -> None:
         ensure_virtme_ng()
 
 
-def installed_version(pkg: str) -> str | None:
-    res = run_quiet(["dpkg-query", "-W", "-f=${Status}|${Version}", pkg], check=False)
-    status, _, version = res.stdout.partition("|")
-    return version if "install ok installed" in status else None
+def archive() -> Archive:
+    """Debian's archive, as far as the current base's suites go."""
+    return Archive(kernel_base.current().suites)
 
 
-def _ensure_pinned(package: str, version: str, installs: Path) -> str:
-    """Install @package at the base's pinned @version, which must install
-    the file @installs; fall back to the newest served."""
-    have = installed_version(package)
-    if have == version and installs.exists():
-        return have
-    apt_update_once()
-    pinned = f"{package}={version}"
-    cmd = _root_prefix() + ["apt-get", "install", "-y", "-q",
-                            "--allow-downgrades", "--no-install-recommends"]
-    if run_logged(cmd + [pinned], APT_LOG, f"install {pinned}", env=APT_ENV,
-                  check=False) != 0:
-        say(f"WARNING: {pinned} is not served any more; using the newest "
-            f"{package} instead (results may differ)")
-        run_logged(cmd + [package], APT_LOG, f"install {package}", env=APT_ENV)
-    got = installed_version(package)
-    if not got or not installs.exists():
-        raise LabError(f"{package} did not install {installs}")
-    return got
-
-
-def ensure_kernel_source() -> str:
-    """Install the base's pinned source package."""
+def ensure_kernel_source() -> tuple[str, Path]:
+    """The base's pinned source package, unpacked under build/debian (not
+    installed): its version and the tree's tarball."""
     base = kernel_base.current()
     apt_install(APT_GROUPS["source"])
-    return _ensure_pinned(base.package, base.version, base.tarball)
+    tarball = base.tarball(archive().unpacked(base.package, base.version))
+    if not tarball.exists():
+        raise LabError(f"{base.package} {base.version} holds no {tarball.name}")
+    return base.version, tarball
 
 
 def ensure_debian_config(flavour: str) -> Path:
-    """Install Debian's kernel configurations at the base's pinned version;
-    the file of @flavour."""
+    """Debian's kernel configuration of @flavour, from linux-config at the
+    base's pinned version."""
     base = kernel_base.current()
-    path = base.debian_config(flavour)
-    _ensure_pinned(base.config_package, base.version, path)
+    path = base.debian_config(archive().unpacked(base.config_package, base.version), flavour)
+    if not path.exists():
+        raise LabError(f"{base.config_package} {base.version} has no {path.name}")
     return path
 
 

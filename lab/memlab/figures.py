@@ -15,7 +15,10 @@ the documents are written (documents.py). A template names one as
   run; `{{bench-meta:DIR:guest_vcpus|rounds|host_cpu}}`: of a bench run;
 - `{{matrix:clean|count}}`: results/matrix.json's targets;
 - `{{series:patches}}`: the patches of patches/series; `{{lab:repeatable}}`:
-  how closely two icount rounds must agree.
+  how closely two icount rounds must agree;
+- `{{uploads:pinned|newest|date|summary|suites}}`: the last check of
+  Debian's uploads (results/uploads.json); `{{base:name|version|upstream|
+  package|release|suites}}`: the kernel base (kernel_base.py).
 """
 from __future__ import annotations
 
@@ -223,10 +226,36 @@ def _series(what: str) -> str:
     raise LabError(f"series figure: unknown field {what!r}")
 
 
+def _uploads(what: str) -> str:
+    """A fact of the last check of Debian's uploads (results/uploads.json)."""
+    from .uploads import Uploads
+    rec = Uploads.load()
+    facts = {"pinned": rec.pinned, "newest": rec.newest, "date": rec.date,
+             "summary": rec.summary(), "suites": ", ".join(rec.suites)}
+    if what not in facts:
+        raise LabError(f"uploads figure: unknown field {what!r} (known: {', '.join(facts)})")
+    return facts[what]
+
+
+def _base(what: str) -> str:
+    """A fact of the kernel base the series is written for (kernel_base.py)."""
+    from .archive import RELEASES
+    from .kernel_base import current
+    base = current()
+    facts = {"name": base.name, "version": base.version,
+             "upstream": base.version.rsplit("-", 1)[0], "package": base.package,
+             "release": RELEASES.get(base.release, base.release),
+             "suites": ", ".join(base.suites)}
+    if what not in facts:
+        raise LabError(f"base figure: unknown field {what!r} (known: {', '.join(facts)})")
+    return facts[what]
+
+
 KINDS: dict[str, Callable[..., str]] = {
     "bench": _bench, "native": _native, "native-ratio": _native_ratio,
     "native-meta": _native_meta, "bench-meta": _bench_meta, "reference": _reference, "test": _test, "ci": _ci,
     "breaks": _breaks, "matrix": _matrix, "series": _series, "lab": _lab,
+    "uploads": _uploads, "base": _base,
 }
 
 

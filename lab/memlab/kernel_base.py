@@ -1,42 +1,61 @@
-"""The kernel sources the series is written for, one record each: the
-Debian package that carries the source (served by the machine's own apt
-sources) and the version pinned for it. The same Debian source package
-builds linux-config-NAME, Debian's own kernel configurations, which the
-`debian` config starts from: one version pins both. The lab works on one
-base at a time."""
+"""The kernel sources the series is written for, one row each: the Debian
+source package's version pinned for it, and the Debian suites searched
+for newer uploads. The same Debian source package builds linux-source-NAME
+(the tree) and linux-config-NAME (Debian's own kernel configurations,
+which the `debian` config starts from): one version pins both. Moving a
+base to a newer upload is its row's version. The lab works on one base at
+a time."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from . import paths
 
 
 @dataclass(frozen=True)
 class KernelBase:
     name: str                 # the kernel version as people say it
     version: str              # the Debian package version pinned for it
+    suites: tuple[str, ...]   # Debian suites that serve it (newer uploads too)
+    release: str              # the Debian release whose kernel it is
 
     @property
     def package(self) -> str:
         return f"linux-source-{self.name}"
 
     @property
-    def tarball(self) -> Path:
-        return Path(f"/usr/src/{self.package}.tar.xz")
-
-    @property
     def config_package(self) -> str:
         return f"linux-config-{self.name}"
 
-    def debian_config(self, flavour: str) -> Path:
-        """Debian's configuration of one kernel flavour (amd64_none_amd64)."""
-        return Path(f"/usr/src/{self.config_package}/config.{flavour}.xz")
+    def tarball(self, root: Path) -> Path:
+        """The tree's tarball in the linux-source package unpacked at @root."""
+        return root / "usr" / "src" / f"{self.package}.tar.xz"
+
+    def debian_config(self, root: Path, flavour: str) -> Path:
+        """Debian's configuration of one kernel flavour (amd64_none_amd64)
+        in the unpacked linux-config package at @root."""
+        return root / "usr" / "src" / self.config_package / f"config.{flavour}.xz"
+
+    @property
+    def release_suites(self) -> tuple[str, ...]:
+        """The suites of its Debian release: what a system of that release
+        installs from."""
+        return tuple(s for s in self.suites if s.split("-")[0] == self.release)
+
+    @property
+    def series(self) -> Path:
+        """The directory of its product series."""
+        return paths.PATCHES
 
 
 BASES: dict[str, KernelBase] = {b.name: b for b in [
-    # Debian 13's kernel, served to Debian 12 by its backports.
-    KernelBase("6.12", "6.12.117-1~deb12u1"),
+    # Debian 13's kernel: trixie's point releases and its security suite,
+    # and the uploads backported to Debian 12 (~deb12u1).
+    KernelBase("6.12", "6.12.118-1",
+               ("trixie", "trixie-updates", "trixie-security", "bookworm-security"),
+               "trixie"),
 ]}
 
 # The base this checkout's patches/ are written for.
@@ -48,5 +67,4 @@ def current() -> KernelBase:
     of its package (a newer upload, say)."""
     base = BASES[DEFAULT]
     version = os.environ.get("MEMLAB_SOURCE_VERSION")
-    return KernelBase(base.name, version) if version else base
-
+    return replace(base, version=version) if version else base

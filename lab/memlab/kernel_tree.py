@@ -1,13 +1,15 @@
-"""The kernel git work tree: pristine base, product series, lab patches.
+"""The kernel git work tree: pristine base, product series, stable fixes,
+lab patches.
 
 build/linux, branch memlab:  base (tag) -> product series (branch product)
-                             -> lab patches
-tag lab:                     base -> the same lab patches
+                             -> stable fixes (branch stable) -> lab patches
+tag lab:                     base -> the same stable fixes and lab patches
 
-The product series applies to the pristine tree on its own; the lab's
-measurement aids go on top of each variant. The "patched" variant is built
-from branch memlab, the "base" variant from tag lab (remade from memlab's
-lab commits whenever they change), so both are measured the same way.
+The product series applies to the pristine tree on its own; the stable
+fixes (of the base itself) and the lab's measurement aids go on top of
+each variant. The "patched" variant is built from branch memlab, the
+"base" variant from tag lab (remade from memlab's stable and lab commits
+whenever they change), so both are measured the same way.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import filecmp
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import deps, kernel_base, paths
@@ -29,12 +32,47 @@ IDENTITY = {
 }
 
 
+@dataclass(frozen=True)
+class Layer:
+    """One of the series the work tree stacks on base, in order: where its
+    patches live, the branch at its last commit, how they are exported."""
+    directory: Path
+    branch: str
+    header: str                 # the first line of its series file
+    subject_prefix: str = "PATCH"
+
+    @property
+    def series(self) -> Series:
+        return Series(self.directory)
+
+
+def layers() -> tuple[Layer, ...]:
+    """The product series, the stable fixes, the lab patches."""
+    return (
+        Layer(paths.PATCHES, paths.PRODUCT_BRANCH,
+              "The product series, in order (cover letter: " + COVER_LETTER + ")"),
+        Layer(paths.STABLE_PATCHES, paths.STABLE_BRANCH,
+              "Fixes of the base itself, in the form its stable maintainers take: "
+              "applied under base and patched alike, and shipped in the package",
+              subject_prefix=f"PATCH {kernel_base.current().name}.y"),
+        Layer(paths.LAB_PATCHES, paths.WORK_BRANCH,
+              "Lab-only measurement aids and the fixes the lab's kernels need, "
+              "applied on top of base and of the product series alike"),
+    )
+
+
+def _ranges() -> list[tuple[Layer, str]]:
+    """Each layer with its commits' range in the work tree."""
+    starts = [paths.TAG_BASE] + [layer.branch for layer in layers()]
+    return [(layer, f"{start}..{layer.branch}") for layer, start in zip(layers(), starts)]
+
+
 def product_series() -> Series:
-    return Series(paths.PATCHES)
+    return layers()[0].series
 
 
-def lab_series() -> Series:
-    return Series(paths.LAB_PATCHES)
+def stable_series() -> Series:
+    return layers()[1].series
 
 
 def git_env() -> dict[str, str]:
@@ -58,13 +96,12 @@ def has_tree() -> bool:
         git("tag", "--list", paths.TAG_BASE, check=False) == paths.TAG_BASE
 
 
-def unpack(version: str) -> None:
+def unpack(version: str, tarball: Path) -> None:
     """Pristine Debian source as the first commit, tagged `base`."""
     tmp = paths.BUILD / "unpack.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     log = paths.LOGS / "source.log"
-    tarball = kernel_base.current().tarball
     run_logged(["tar", "-xJf", str(tarball), "-C", str(tmp)], log,
                f"unpack {tarball.name}", expected_lines=None)
     top = next(tmp.iterdir())
@@ -111,36 +148,35 @@ def apply(series: Series) -> None:
 
 
 def rebuild_from_patches() -> None:
-    """Reset the work tree to base; apply the product series, then the lab's."""
+    """Reset the work tree to base; apply each layer's series in turn."""
     git("am", "--abort", check=False)
     git("checkout", "-q", "-f", "-B", paths.WORK_BRANCH, paths.TAG_BASE)
     git("reset", "-q", "--hard", paths.TAG_BASE)
     git("clean", "-q", "-fdx")
-    apply(product_series())
-    git("branch", "-f", paths.PRODUCT_BRANCH, "HEAD")
-    apply(lab_series())
+    for layer in layers():
+        apply(layer.series)
+        if layer.branch != paths.WORK_BRANCH:   # the one checked out
+            git("branch", "-f", layer.branch, "HEAD")
     refresh_lab_tag()
 
 
 def check_layout() -> None:
-    """Branch memlab must be branch product plus the lab commits."""
-    have = git("branch", "--list", paths.PRODUCT_BRANCH, paths.WORK_BRANCH,
-               "--format=%(refname:short)").split()
-    if sorted(have) != sorted([paths.PRODUCT_BRANCH, paths.WORK_BRANCH]):
-        raise LabError(f"build/linux lacks branch {paths.PRODUCT_BRANCH!r} or "
-                       f"{paths.WORK_BRANCH!r} (made by an older memlab?): run "
-                       "`memlab source --force` (after exporting any work)")
-    for older, newer in ((paths.TAG_BASE, paths.PRODUCT_BRANCH),
-                         (paths.PRODUCT_BRANCH, paths.WORK_BRANCH)):
+    """Each layer's branch must follow the one before it."""
+    wanted = [layer.branch for layer in layers()]
+    have = git("branch", "--list", *wanted, "--format=%(refname:short)").split()
+    if sorted(have) != sorted(wanted):
+        raise LabError(f"build/linux lacks a branch of {', '.join(wanted)} (made by an "
+                       "older memlab?): run `memlab source --force` (after exporting "
+                       "any work)")
+    for older, newer in zip([paths.TAG_BASE] + wanted, wanted):
         res = run_quiet(["git", "merge-base", "--is-ancestor", older, newer],
                         cwd=paths.KERNEL_TREE, check=False)
         if res.returncode != 0:
             raise LabError(
-                f"build/linux: {older} is not an ancestor of branch {newer}. "
-                "The lab commits go on top of the product series: rebase with "
-                f"`git rebase -i --update-refs {paths.TAG_BASE}` on branch "
-                f"{paths.WORK_BRANCH}, or `git rebase --onto "
-                f"{paths.PRODUCT_BRANCH} <old product> {paths.WORK_BRANCH}`")
+                f"build/linux: {older} is not an ancestor of branch {newer}. The "
+                f"branches follow each other ({' -> '.join([paths.TAG_BASE] + wanted)}): "
+                f"rebase with `git rebase -i --update-refs {paths.TAG_BASE}` on branch "
+                f"{paths.WORK_BRANCH}")
 
 
 def _patch_ids(rev_range: str) -> list[str]:
@@ -152,10 +188,11 @@ def _patch_ids(rev_range: str) -> list[str]:
 
 
 def refresh_lab_tag() -> None:
-    """Tag lab = base + memlab's lab commits; remade when they changed.
+    """Tag lab = base + memlab's stable and lab commits; remade when they
+    changed.
 
-    A lab patch must apply to the pristine tree and to the product series
-    alike: one that does not is named here."""
+    A stable fix or lab patch must apply to the pristine tree and to the
+    product series alike: one that does not is named here."""
     lab_range = f"{paths.PRODUCT_BRANCH}..{paths.WORK_BRANCH}"
     wanted = _patch_ids(lab_range)
     if git("tag", "--list", paths.TAG_LAB) == paths.TAG_LAB and \
@@ -170,18 +207,35 @@ def refresh_lab_tag() -> None:
         if res.returncode != 0:
             git("cherry-pick", "--abort", cwd=tree, check=False)
             subject = git("log", "-1", "--format=%s", commit)
-            raise LabError(f"lab patch {subject!r} does not apply to the pristine "
-                           f"base (lab patches must apply to base and to the "
-                           f"product series alike):\n{res.stdout}{res.stderr}")
+            raise LabError(f"patch {subject!r} does not apply to the pristine base "
+                           f"(stable fixes and lab patches must apply to base and to "
+                           f"the product series alike):\n{res.stdout}{res.stderr}")
     git("tag", "-f", paths.TAG_LAB, "HEAD", cwd=tree)
-    say(f"tag {paths.TAG_LAB}: base + {len(wanted)} lab patches")
+    say(f"tag {paths.TAG_LAB}: base + {len(wanted)} stable fixes and lab patches")
+
+
+def tree_version() -> str:
+    """The Debian version build/linux's pristine commit was unpacked from."""
+    subject = git("log", "-1", "--format=%s", paths.TAG_BASE)
+    words = subject.split()
+    return words[2] if len(words) > 2 and words[0] == "Debian" else "unknown"
 
 
 def ensure_pristine() -> None:
-    """build/linux with at least the pristine commit (tag base)."""
-    version = deps.ensure_kernel_source()
+    """build/linux with at least the pristine commit (tag base) of the
+    pinned version: a tree of another version is made anew when it holds
+    nothing patches/ lacks."""
+    version, tarball = deps.ensure_kernel_source()
+    if has_tree() and tree_version() != version:
+        old = tree_version()
+        if not is_unpatched() and check_export():
+            raise LabError(f"build/linux is of {old}, the pin is {version}, and it has "
+                           "work that differs from patches/: `memlab export` it, then "
+                           "`memlab source --force` unpacks the pinned version")
+        say(f"build/linux is of {old}; unpacking the pinned {version}")
+        shutil.rmtree(paths.KERNEL_TREE)
     if not has_tree():
-        unpack(version)
+        unpack(version, tarball)
 
 
 def is_unpatched() -> bool:
@@ -191,6 +245,8 @@ def is_unpatched() -> bool:
 
 
 def source(force: bool = False) -> None:
+    if force and has_tree() and tree_version() != deps.ensure_kernel_source()[0]:
+        shutil.rmtree(paths.KERNEL_TREE)
     ensure_pristine()
     if force or is_unpatched():
         rebuild_from_patches()
@@ -268,31 +324,30 @@ def sync_variant_tree(variant: str) -> Path:
         if branch != paths.WORK_BRANCH:
             raise LabError(f"build/linux has {branch or 'a detached HEAD'} checked "
                            f"out; the patched variant builds branch "
-                           f"{paths.WORK_BRANCH} (product series + lab patches)")
+                           f"{paths.WORK_BRANCH} (product series, stable fixes, lab patches)")
         return tree
     refresh_lab_tag()
     git("checkout", "-q", "--detach", paths.TAG_LAB, cwd=_worktree(tree))
     return tree
 
 
-def _format_patches(rev_range: str, dest: Path) -> list[str]:
+def _format_patches(rev_range: str, dest: Path, subject_prefix: str) -> list[str]:
     dest.mkdir(parents=True, exist_ok=True)
     # Full blob ids: abbreviated ones grow with the object count (e.g.
     # after a gc), which would make `export --check` flap.
     out = git("format-patch", "--zero-commit", "--no-signature", "--full-index",
-              "--no-numbered", "-o", str(dest), rev_range)
+              "--no-numbered", f"--subject-prefix={subject_prefix}", "-o", str(dest),
+              rev_range)
     return [Path(p).name for p in out.splitlines() if p.strip()]
 
 
-def _export_to(dest_product: Path, dest_lab: Path) -> None:
+def _export_to(dest: dict[Path, Path]) -> None:
+    """Each layer's commits as patch files and a series file in
+    dest[its directory]."""
     check_layout()
-    lab_names = _format_patches(f"{paths.PRODUCT_BRANCH}..{paths.WORK_BRANCH}", dest_lab)
-    write_series(dest_lab, lab_names,
-                 "Lab-only measurement aids and the fixes the lab's kernels need, "
-                 "applied on top of base and of the product series alike")
-    names = _format_patches(f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}", dest_product)
-    write_series(dest_product, names,
-                 "The product series, in order (cover letter: " + COVER_LETTER + ")")
+    for layer, rev_range in _ranges():
+        names = _format_patches(rev_range, dest[layer.directory], layer.subject_prefix)
+        write_series(dest[layer.directory], names, layer.header)
 
 
 def cover_letter_template() -> Path:
@@ -322,10 +377,10 @@ def check_export() -> list[str]:
     if not has_tree():
         raise LabError("no kernel work tree: run `memlab source` first")
     with tempfile.TemporaryDirectory() as tmp:
-        product, lab = Path(tmp) / "product", Path(tmp) / "lab"
-        _export_to(product, lab)
+        dest = {layer.directory: Path(tmp) / layer.branch for layer in layers()}
+        _export_to(dest)
         diffs = []
-        for have, want in ((paths.PATCHES, product), (paths.LAB_PATCHES, lab)):
+        for have, want in dest.items():
             names = _patch_files(have) | _patch_files(want)
             for name in sorted(names):
                 a, b = have / name, want / name
@@ -349,20 +404,21 @@ def export() -> None:
     status = git("status", "--porcelain", "--untracked-files=no")
     if status:
         say("WARNING: build/linux has uncommitted changes; only commits are exported")
-    for directory in (paths.PATCHES, paths.LAB_PATCHES):
-        directory.mkdir(parents=True, exist_ok=True)
-        for old in directory.glob("*.patch"):
+    for layer in layers():
+        layer.directory.mkdir(parents=True, exist_ok=True)
+        for old in layer.directory.glob("*.patch"):
             if old.name != COVER_LETTER:
                 old.unlink()
-    _export_to(paths.PATCHES, paths.LAB_PATCHES)
+    _export_to({layer.directory: layer.directory for layer in layers()})
     cover = cover_letter_template()
     fresh = _cover_letter(cover)
     if fresh is not None:
         cover.write_text(fresh)
     from . import documents
     documents.refresh()     # patches/'s cover letter, from its template
-    say(f"exported {len(product_series().names())} product and "
-        f"{len(lab_series().names())} lab patches to {paths.PATCHES}")
+    say("exported " + ", ".join(f"{len(layer.series.names())} patches to "
+                                f"{layer.directory.relative_to(paths.REPO)}"
+                                for layer in layers()))
     # What changed in patches/, for the commit the developer makes next.
     changed = run_quiet(["git", "status", "--short", "patches"], cwd=paths.REPO).stdout
     if changed:

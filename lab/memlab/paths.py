@@ -6,6 +6,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 PATCHES = REPO / "patches"          # product series (what operators apply)
+STABLE_PATCHES = PATCHES / "stable"  # fixes of the base itself, for its stable tree
 LAB_PATCHES = PATCHES / "lab"       # measurement aids applied to base and patched
 CONFIGS = REPO / "configs"          # kconfig fragments
 SCENARIOS = REPO / "scenarios"      # guest scripts
@@ -20,13 +21,15 @@ LOGS = BUILD / "logs"
 VENV = BUILD / "venv"               # virtme-ng lives here (PEP 668 safe)
 
 # Refs in the kernel work tree. Branch WORK_BRANCH is base, then the
-# product series (ending at branch PRODUCT_BRANCH), then the lab patches:
-# the "patched" variant. Tag TAG_LAB is base with the same lab patches: the
-# "base" variant. Both variants carry the same measurement aids.
+# product series (ending at branch PRODUCT_BRANCH), then the stable fixes
+# (ending at STABLE_BRANCH), then the lab patches: the "patched" variant.
+# Tag TAG_LAB is base with the same stable fixes and lab patches: the
+# "base" variant. Both variants carry the same fixes and measurement aids.
 TAG_BASE = "base"               # pristine Debian source
 PRODUCT_BRANCH = "product"      # base + product series
-WORK_BRANCH = "memlab"          # product + lab patches (checked out)
-TAG_LAB = "lab"                 # base + lab patches
+STABLE_BRANCH = "stable"        # product + stable fixes
+WORK_BRANCH = "memlab"          # stable + lab patches (checked out)
+TAG_LAB = "lab"                 # base + stable fixes + lab patches
 
 
 def out_dir(arch: str, variant: str, config: str) -> Path:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from . import arches, guest, kconfig, paths, selftests
+from . import arches, guest, kconfig, paths, selftests, switches
 from .console import Console
 from .runner import LabError, say
 
@@ -549,6 +549,14 @@ def cpu_went_offline_mid_init(con: Console, cpu: int) -> list[str]:
             f"({len(offlines)} offlines, {len(shared)} shared inits)"]
 
 
+def check_fast_paths(con: Console, env: dict[str, str]) -> list[str]:
+    """The kernel's reports of each memmap init's path and state and of
+    its large clear, as the switch SWITCH off (none: "") wants them
+    (switches.check()); the onlined memory used."""
+    return (switches.check(con, env["SWITCH"], int(env["CPUS"]), FAST_PATHS_CLEAR)
+            + movable_used(con, 1))
+
+
 def check_selftests(con: Console, env: dict[str, str]) -> list[str]:
     """The kernel's selftests: every test reported (selftests.check_run())."""
     return selftests.check_run(con)
@@ -803,6 +811,29 @@ def _gigantic_resized(sc: Scenario, b: BenchSizes) -> Scenario:
 
 
 NONE_POSTED = "none posted"
+
+# The fast-paths guest: Intel's CPU model, on which x86-64 streams large
+# clears with MOVNTI (TCG has no CLZERO).
+FAST_PATHS_CLEAR = "MOVNTI"
+FAST_PATHS_CPUS = 2
+FAST_PATHS = Scenario(
+    name="fast-paths",
+    script="fast-paths",
+    description="the kernel's own reports of every memmap init's path (boot, deferred, "
+                "a devdax bind, dax kmem blocks onlined) and of its large clear, with "
+                "every fast path on; then the onlined memory used",
+    memory_gb=3, pmem_gb=1, env={"SWITCH": "", "CPUS": str(FAST_PATHS_CPUS)},
+    append=["mminit_loglevel=3"], check=check_fast_paths,
+    configs=(DEFER_CONFIG, arches.DEBIAN_CONFIG), cpu=arches.INTEL_TCG_CPU,
+    cpus=FAST_PATHS_CPUS, hot_adds=True)
+
+
+def without(switch: switches.Switch) -> Scenario:
+    """fast-paths booted with @switch: that path, and only that one, off."""
+    return replace(FAST_PATHS, name=f"without-{switch.name}",
+                   description=f"fast-paths booted with {switch.param}: {switch.turns_off}",
+                   env={**FAST_PATHS.env, "SWITCH": switch.name},
+                   append=[*FAST_PATHS.append, switch.param])
 
 # The 1 GB hugetlb page reserved at boot, also with HVO.
 GIGANTIC = Scenario(
@@ -1082,6 +1113,8 @@ SCENARIOS: dict[str, Scenario] = {
                                          "KCONFIG": "@out/.config"},
             check=check_selftests, configs=selftests.KSELFTEST_CONFIGS, on_base=True,
             timeout=3600, compare=compare_selftests),
+        FAST_PATHS,
+        *(without(sw) for sw in switches.SWITCHES),
         Scenario(
             name="runner-catches-warn",
             script="provoke-warn",

@@ -433,6 +433,45 @@ def cli_block() -> list[str]:
     return entries(cli.parser())
 
 
+def switches_table() -> Table:
+    """The boot parameters that turn a fast path off, and the guest that
+    shows each taking the slow path."""
+    from . import switches
+    rows = [[f"`{sw.param}`", sw.turns_off, f"`without-{sw.name}`"]
+            for sw in switches.SWITCHES]
+    return Table("lab/memlab/switches.py; each proven by its guest scenario (memlab test)",
+                 ["boot parameter", "turns off", "proven by"], rows,
+                 [sw.param for sw in switches.SWITCHES], trailing_text=2)
+
+
+def debian_image_table() -> Table:
+    """The Debian image's boots (results/debian-image.json): each kernel
+    package, its memmap inits as its own debug line timed them, the HVO
+    reproducer, the verdict."""
+    header = ["kernel package", "memmap inits (fsdax bind, rebind, devdax bind)",
+              "HVO reproducer", "test"]
+    path = R / "debian-image.json"
+    if not path.exists():
+        return Table("results/debian-image.json: not recorded yet (`memlab image`)", header,
+                     [], [], trailing_text=3)
+    try:
+        data = json.loads(path.read_text())
+    except ValueError as e:
+        raise LabError(f"results/debian-image.json: not a record ({e})") from None
+    rows = []
+    for kind, b in zip(("base", "patched"), data["boots"]):
+        inits = ", ".join(f"{ms} ms" for _, ms in b["memmap_inits_ms"])
+        hvo = b["hvo_bad_page_reports"]
+        rows.append([f"{kind}: `{data['packages'][kind]}`", inits,
+                     f"{hvo} Bad page state reports", "pass" if not b["problems"] else
+                     "FAILED: " + "; ".join(b["problems"])])
+    m = data["machine"]
+    caption = (f"results/debian-image.json: {data['date']}, {data['release']} "
+               f"image, {data['flavour']} flavour, {m['memory_gb']} GB RAM + "
+               f"{m['pmem_gb']} GB pmem, {m['cpus']} vCPUs, {m['accel']}")
+    return Table(caption, header, rows, ["base", "patched"], trailing_text=3)
+
+
 R = paths.RESULTS
 # The bench of the rows on Debian's own config.
 DEBIAN_BENCH = "icount-fsdax-rebind-debian+kmem-memmap-on-memory-debian+boot-deferred-debian"
@@ -464,4 +503,6 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
     "scenarios": scenarios_block,
     "matrix": matrix_table,
     "cli": cli_block,
+    "switches": switches_table,
+    "debian-image": debian_image_table,
 }

@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, TypeVar
 
-from . import (arches, build, checkpatch, deps, documents, guest, hostinfo, kernel_tree,
-               kunit_runner, matrix, native, paths, scenarios)
+from . import (arches, build, checkpatch, debian_image, deps, documents, guest, hostinfo,
+               kernel_tree, kunit_runner, matrix, native, package, paths, scenarios, uploads)
 from .console import Console
 from .runner import LabError, run_quiet, say
 from .runrecord import TEST_RESULTS, RunRecord, StepRecord, totals
@@ -116,6 +116,16 @@ def run_apply() -> Step:
     return step
 
 
+def run_uploads() -> Step:
+    """The newest upload of the base Debian serves, and whether the series
+    applies to it (uploads.check()): reported, not failed, when it does
+    not, so that Debian's move is seen the day it happens and the pin moves
+    with a green run."""
+    step = Step("uploads", passed=1)
+    step.notes.append(uploads.check().summary())
+    return step
+
+
 def run_checkpatch() -> Step:
     step = Step("checkpatch")
     for report in checkpatch.check_series():
@@ -149,10 +159,10 @@ BASE_CONFIGS = ("lab", arches.DEBIAN_CONFIG)
 # which the template paths step aside), each a full kernel build; debian
 # (Debian's own config: the largest build); and the
 # compile matrix (two builds of mm/ for each of its targets).
-FULL_ONLY = {"vm", "debug", arches.DEBIAN_CONFIG, "matrix"}
+FULL_ONLY = {"vm", "debug", arches.DEBIAN_CONFIG, "matrix", "package", "image"}
 # The kinds of step, in the order they run.
-STEP_KINDS = ("pytest", "mypy", "apply", "checkpatch", "build", "kunit", "guest", "native",
-              "prefixes", "matrix")
+STEP_KINDS = ("pytest", "mypy", "uploads", "apply", "checkpatch", "build", "kunit", "guest",
+              "native", "prefixes", "matrix", "package", "image")
 
 
 def kernels() -> list[tuple[str, arches.Arch]]:
@@ -263,6 +273,22 @@ def base_scenarios(config: str) -> list[scenarios.Scenario]:
     return [sc for sc in scenarios.SCENARIOS.values() if sc.on_base and config in sc.configs]
 
 
+def run_package() -> Step:
+    """The Debian packages of the patched kernel (package.py), of the
+    flavour the image test boots."""
+    step = Step("package", passed=1)
+    built = package.build_packages(package.DEFAULT_FLAVOUR)
+    step.notes += [str(d.relative_to(paths.REPO)) for d in built.debs]
+    return step
+
+
+def run_image() -> Step:
+    """The Debian image booted on Debian's kernel and on the package
+    (debian_image.py): a check per boot."""
+    return _tally("image", debian_image.run(package.DEFAULT_FLAVOUR),
+                  lambda b: [f"{b.release}: {p}" for p in b.problems])
+
+
 def run_guest(config: str) -> Step:
     """Every scenario meant for this config on the patched kernel, then
     those that must also pass before the series on the base kernel; then,
@@ -368,8 +394,9 @@ def execute(quick: bool = False, full: bool = False, skip: set[str] | None = Non
 
     do("pytest", run_pytest)
     do("mypy", run_mypy)
+    do("uploads", run_uploads)
     needs_tree = {"apply", "checkpatch", "build", "kunit", "guest", "native", "prefixes",
-                  "matrix"} - skip
+                  "matrix", "package", "image"} - skip
     # The operator's view first: the series on the pristine tree, before
     # the lab's own work tree (which would stop at the same broken patch).
     ready = bool(needs_tree) and prepared(kernel_tree.ensure_pristine, "source")
@@ -392,6 +419,9 @@ def execute(quick: bool = False, full: bool = False, skip: set[str] | None = Non
         do("native", run_native_check)
         do("prefixes", run_prefixes)
         do("matrix", run_matrix)
+        packaged = do("package", run_package)
+        if packaged is not None and not packaged.failed:
+            do("image", run_image)
     return TestRun(steps, time.monotonic() - start)
 
 

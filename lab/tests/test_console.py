@@ -102,11 +102,34 @@ def test_fsdax_pair_log_passes_the_pair_checks():
     assert [s.threads for s in con.memmap_shares] == [2] * 8
 
 
-def test_threads_line_is_parsed():
+def test_path_and_threads_line_is_parsed():
     con = console.parse("[   15.92] memmap_init_zone_device initialised 515584 pages in "
-                        "12ms, up to 2 threads\n")
-    assert con.memmap_shares == [console.MemmapShare(515584, 2)]
+                        "12ms, from a template, streamed, up to 2 threads\n")
+    assert con.memmap_shares == [console.MemmapShare(515584, 2, "from a template, streamed")]
+    assert con.device_inits_ms == [(515584, 12)]
     assert con.memmap_inits == []
+
+
+def test_stock_kernels_line_gives_pages_and_milliseconds_only():
+    con = console.parse("[   80.1] memmap_init_zone_device initialised 1024000 pages in 7ms\n")
+    assert con.device_inits_ms == [(1024000, 7)]
+    assert con.memmap_shares == []
+
+
+def test_mminit_trace_gives_each_ranges_path_and_state():
+    con = console.parse(
+        "[    0.0] mminit::memmap_init node 0 zone Normal: 32768 pages from a template, "
+        "streamed, free\n"
+        "[    2.1] mminit::memmap_init node 1 zone Normal: deferred pages page by page, in use\n"
+        "[    9.3] mminit::memmap_init node 0 zone Movable: 32768 pages from a template, "
+        "offline\n"
+        "[    0.5] clear_pages: runs of 8 MB and more with MOVNTI\n")
+    assert con.memmap_paths == [
+        console.MemmapPath(0, "Normal", 32768, "from a template, streamed", "free"),
+        console.MemmapPath(1, "Normal", None, "page by page", "in use"),
+        console.MemmapPath(0, "Movable", 32768, "from a template", "offline")]
+    assert con.memmap_paths[1].deferred
+    assert con.clear_pages_large == "MOVNTI"
 
 
 def test_pair_check_reports_one_thread_and_binds_one_after_the_other():

@@ -1,5 +1,5 @@
 """Fragments merge into a .config; dropped options are reported by name."""
-from memlab import kconfig, paths
+from memlab import kconfig, paths, switches
 
 
 def test_parse_set_and_unset():
@@ -163,7 +163,8 @@ def test_upstream_warnings_keep_guests_off_where_they_would_fire():
     assert scenarios.PROFILING_OFF not in scenarios.get("kmem-online").spec("patched", "lab").append
     assert scenarios.PROFILING_OFF not in scenarios.get("hugetlb-1g").spec("patched", "debug").append
     assert [n for n, sc in scenarios.SCENARIOS.items() if sc.hot_adds] == [
-        "kmem-online", "kmem-memmap-on-memory", "virtio-mem", "fault-inject"]
+        "kmem-online", "kmem-memmap-on-memory", "virtio-mem", "fault-inject", "fast-paths",
+        *(f"without-{sw.name}" for sw in switches.SWITCHES)]
 
 
 def test_hvo_and_init_on_alloc_must_be_on_where_asked():

@@ -3,7 +3,7 @@
 Each round boots base, then patched (alternating, so drift hits both), on
 the same guest script. Timings come from the kernel itself: the lab patch's
 nanosecond memmap_init_zone_device() line, and the hugetlb scenario's
-allocation time. The rows are the scenarios' bench entries (scenarios.py);
+allocation time. The rows are the scenarios' bench entries (catalog.py);
 every sample is kept (results.py) and reported (report.py).
 """
 from __future__ import annotations
@@ -13,10 +13,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import arches, build, documents, guest, hostinfo, kernel_tree, paths, report, results
+from . import (accel, arches, build, guest, hostinfo, kernel_tree, paths, provenance, report,
+               results)
 from .console import Console
 from .runner import LabError, say
-from .scenarios import SCENARIOS, BenchRow, BenchSizes, Scenario, bench_rows
+from .catalog import SCENARIOS, bench_rows
+from .scenario import BenchRow, BenchSizes, Scenario
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,7 @@ TIMING = ("memmap_init_zone_device(): ktime_get_ns() around its call in pagemap_
 def default_mode(base_image: Path) -> str:
     """kvm where a probe boot of a built base kernel proves it works,
     else deterministic icount."""
-    return "kvm" if hostinfo.kvm_usable(base_image) else "icount"
+    return "kvm" if accel.kvm_usable(base_image) else "icount"
 
 
 @dataclass
@@ -119,6 +121,42 @@ def measure(sc: BenchScenario, variant: Variant, mode: str) -> Measured:
                     sc.pages(res.console))
 
 
+def results_dir(mode: str, quick: bool, only: list[str] | None) -> Path:
+    """Where a run's results go: results/MODE[-quick] for all rows, with
+    "-ROW+ROW..." for some, the rows in table order whatever the order they
+    were asked for in."""
+    rows = [n for n in bench_rows() if n in set(only or ())]
+    return paths.RESULTS / (mode + ("-quick" if quick else "")
+                            + ("-" + "+".join(rows) if rows else ""))
+
+
+# The runs the documents cite, by the name their templates give them: the
+# mode, quick or not, and the rows (None: every row of the mode).
+CITED_RUNS: dict[str, tuple[str, bool, tuple[str, ...] | None]] = {
+    "icount": ("icount", False, None),
+    "icount-quick": ("icount", True, None),
+    "hotplug-boot": ("icount", False, ("kmem-online", "kmem-online-pages", "boot-memmap",
+                                       "boot-memmap-free", "boot-deferred")),
+    "debian": ("icount", False, ("fsdax-rebind-debian", "kmem-memmap-on-memory-debian",
+                                 "boot-deferred-debian")),
+    "wall": ("wall", False, None),
+}
+
+
+def cited_dir(name: str) -> Path:
+    """The results directory of the run the documents call @name."""
+    if name not in CITED_RUNS:
+        raise LabError(f"no cited bench run {name!r} (known: {', '.join(CITED_RUNS)})")
+    mode, quick, rows = CITED_RUNS[name]
+    return results_dir(mode, quick, list(rows) if rows else None)
+
+
+def command(mode: str, quick: bool, rows: list[str]) -> str:
+    """The command that remakes a run's results (results_dir())."""
+    words = ["memlab bench", f"--mode {mode}"] + (["--quick"] if quick else [])
+    return " ".join(words + [f"--scenario {r}" for r in rows])
+
+
 def choose(quick: bool, only: list[str] | None, pmem_gb: int | None) -> list[BenchScenario]:
     chosen = scenarios(quick, pmem_gb)
     if only:
@@ -141,16 +179,16 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
     configs = sorted({sc.row.config for sc in chosen})
     for config in configs:
         for kernel in ("base", "patched"):
-            build.build(kernel, config)
+            guest.build_kernel(kernel, config)
     # The KVM probe boots a base kernel: only now is there one to boot.
     probe_image = arches.image_path(arches.GUEST_ARCH, "base", configs[0])
     mode = mode or default_mode(probe_image)
-    if mode == "kvm" and not hostinfo.kvm_usable(probe_image):
+    if mode == "kvm" and not accel.kvm_usable(probe_image):
         raise LabError("--mode kvm: the KVM probe boot failed on this host")
-    accel = guest.MODES[mode]
+    how = guest.MODES[mode]
     # icount is deterministic: one round per kernel, a second to prove it.
     rounds = rounds or (2 if mode == "icount" else 5)
-    vcpus = guest.vcpus(guest.GuestSpec(accel=accel.name))
+    vcpus = guest.vcpus(guest.GuestSpec(accel=how.name))
     rows: dict[str, results.Row] = {}
     pages: dict[str, dict[str, set[int]]] = {}
     kernels: dict[str, str] = {}
@@ -177,19 +215,19 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
                 row.logs.append(str(m.log))
         row.pages_per_call = sorted(set().union(*pages[sc.name].values()))
     result = results.Result(
-        mode=mode, label=accel.label, quick=quick, rounds=rounds, guest_vcpus=vcpus,
+        mode=mode, label=how.label, quick=quick, rounds=rounds, guest_vcpus=vcpus,
         date=time.strftime("%Y-%m-%d %H:%M:%S %Z"), host_cpu=hostinfo.cpu_model(),
         host=platform.node(), kernels=kernels, timing=TIMING, rows=rows,
-        elapsed_s=round(time.monotonic() - start))
+        elapsed_s=round(time.monotonic() - start),
+        provenance=provenance.now(provenance.guest_kernels(configs)).to_json())
     if mode == "icount" and rounds >= 2:
         result.repeatability = results.repeatability(
             {**{n: r.samples for n, r in rows.items()},
              **{f"{n} (first bind)": r.first_bind_us for n, r in rows.items()
                 if any(r.first_bind_us.values())}}, rounds)
-    # latest.* is the last run; <mode>[-quick][-scenarios]/ keeps the last of
-    # each kind, so that a run of some scenarios leaves the full table alone.
-    outdir = paths.RESULTS / (mode + ("-quick" if quick else "")
-                              + ("-" + "+".join(only) if only else ""))
+    # latest.* is the last run; results_dir() keeps the last of each kind,
+    # so that a run of some rows leaves the full table alone.
+    outdir = results_dir(mode, quick, only)
     report.write_bench(result, outdir)
     say(f"results: {outdir}/bench.md (also results/latest.md), plots in {outdir}; "
         f"bench took {time.monotonic() - start:.0f}s")
@@ -201,7 +239,6 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
     if mismatched:
         raise LabError("the kernels' timed calls covered different page counts: "
                        + "; ".join(mismatched))
-    documents.refresh()     # the documents' figures that read this run's results
     return 0
 
 

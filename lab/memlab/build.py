@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import arches, deps, kconfig, kernel_tree, paths, selftests
+from . import arches, deps, kconfig, kernel_tree, paths, sources
 from .runner import LabError, run_logged, say
 
 
@@ -20,6 +20,8 @@ class Built:
     config: str
     out: Path
     image: Path
+    tree: Path          # the source tree it was built from
+    log: Path
 
 
 def make_args(arch: str, out: Path) -> list[str]:
@@ -68,7 +70,7 @@ def debian_dotconfig(flavour: str, arch: str) -> str:
     """Debian's own .config of @flavour, from the pinned linux-config package."""
     if DEBIAN_FLAVOUR_ARCH.get(flavour.split("_")[0]) != arch:
         raise LabError(f"Debian's {flavour} config is not for {arch}")
-    path = deps.ensure_debian_config(flavour)
+    path = sources.debian_config(flavour)
     try:
         with lzma.open(path, "rt") as f:
             return f.read()
@@ -168,11 +170,7 @@ def build(variant: str, config: str = "lab", arch: str = arches.GUEST_ARCH) -> B
     if not image.exists():
         raise LabError(f"build finished but {image} is missing (see {log})")
     say(f"kernel image: {image}")
-    if arch == arches.GUEST_ARCH:    # what the guest scenarios run besides
-        selftests.build_hmm_tests(tree, out, log)
-        if config in selftests.KSELFTEST_CONFIGS:
-            selftests.build_kselftests(tree, out, log)
-    return Built(arch, variant, config, out, image)
+    return Built(arch, variant, config, out, image, tree, log)
 
 
 # A full build's line count, kept in its O= directory.

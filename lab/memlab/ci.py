@@ -1,5 +1,5 @@
-"""`memlab ci`: what `.ci/run` runs, `memlab test` and then `memlab bench
---quick`, each step timed and recorded in results/ci/ (runrecord.py).
+"""`memlab ci`: what `.ci/run` runs, the default plan of `memlab test`,
+each step timed and recorded in results/ci/ (runrecord.py).
 
 A run whose compiler cache was empty when it started is a cold run: it
 builds every kernel from nothing, the time a fresh machine takes. Its
@@ -8,13 +8,10 @@ record is results/ci/cold.json; any other run's is results/ci/warm.json.
 from __future__ import annotations
 
 import subprocess
-import time
 
-from . import bench, build, documents, testcmd
-from .runner import LabError, say
-from .runrecord import CI_RESULTS, RunRecord, StepRecord, totals
-
-BENCH_STEP = "bench --quick"
+from . import build, testcmd
+from .runner import say
+from .runrecord import CI_RESULTS, RunRecord, totals
 
 
 def ccache_files() -> int | None:
@@ -33,28 +30,17 @@ def ccache_files() -> int | None:
 
 def run() -> int:
     cold = ccache_files() == 0
-    start = time.monotonic()
     test = testcmd.execute()
     test.print_summary()
-    steps = test.records()
     exit_code = 0 if test.ok else 1
-    if test.ok:
-        t0 = time.monotonic()
-        try:
-            exit_code = bench.run(quick=True)
-        except LabError as e:
-            say(f"bench --quick: {e}")
-            exit_code = 1
-        steps.append(StepRecord(BENCH_STEP, int(exit_code == 0), int(exit_code != 0),
-                                round(time.monotonic() - t0, 1)))
-    record = RunRecord.now(exit_code, time.monotonic() - start, steps, cold=cold)
+    record = RunRecord.now(exit_code, test.seconds, test.records(),
+                           testcmd.provenance_of_plan(), cold=cold)
     if exit_code == 0:
         # Passing runs only: a failed one leaves the last passing records.
         testcmd.record(test, full=False)
         path = record.write(CI_RESULTS / ("cold.json" if cold else "warm.json"))
         say(f"CI run ({'cold' if cold else 'warm'}, {record.seconds / 60:.1f} min) "
             f"recorded in {path}")
-        documents.refresh()     # the CI and proof tables read these records
     passed, failed = totals(record.steps)
     print(f"memlab: {passed} passed, {failed} failed", flush=True)
     return exit_code

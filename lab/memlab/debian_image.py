@@ -17,7 +17,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import arches, console, deps, kernel_base, package, paths
+from . import arches, console, deps, kernel_base, package, paths, provenance, sources
 from .archive import RELEASES, mirror
 from .runner import LabError, run_logged, say, tail
 
@@ -64,7 +64,7 @@ def stock_package(flavour: str) -> str:
     """Debian's own kernel package of @flavour at the pinned version (what
     its meta-package linux-image-FLAVOUR depends on)."""
     base = kernel_base.current()
-    return deps.archive().depends(f"linux-image-{flavour}", base.version)[0]
+    return sources.archive().depends(f"linux-image-{flavour}", base.version)[0]
 
 
 def _stamp(debs: list[Path], stock: str) -> str:
@@ -236,6 +236,7 @@ def run(flavour: str = package.DEFAULT_FLAVOUR) -> list[Boot]:
         "release": RELEASES.get(kernel_base.current().release, kernel_base.current().release),
         "packages": {"base": f"{stock_package(flavour)} {kernel_base.current().version}",
                      "patched": f"{built.image.name.split('_')[0]} {built.version}"},
+        "provenance": provenance.now().to_json(),
         "machine": {"memory_gb": MEMORY_GB, "pmem_gb": PMEM_GB, "cpus": CPUS,
                     "accel": "tcg (wall clock, emulated)"},
         "boots": [asdict(b) for b in boots],

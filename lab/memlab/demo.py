@@ -18,7 +18,7 @@ def run(icount: bool = True, pmem_gb: int = 4) -> int:
     if not kernel_tree.has_tree():
         kernel_tree.source()
     for kernel in ("base", "patched"):
-        build.build(kernel, "lab")
+        guest.build_kernel(kernel, "lab")
     mode = "icount" if icount else "wall"
     medians = {}
     for variant in (bench.BASE, bench.PATCHED):

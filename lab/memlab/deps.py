@@ -10,8 +10,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from . import arches, kernel_base, paths
-from .archive import Archive
+from . import paths
 from .runner import LabError, run_logged, run_quiet, say
 
 # Debian package groups, by what needs them.
@@ -26,7 +25,8 @@ APT_GROUPS: dict[str, list[str]] = {
     # sudo for run_vmtests.sh's test as an unprivileged user.
     "selftests": ["libnuma-dev", "libcap-dev", "rsync", "sudo"],
 }
-# (Toolchains and emulators, the guests' QEMU among them: arches.py.)
+# (Toolchains and emulators, the guests' QEMU among them: arches.py; the
+# kernel's Debian source: sources.py.)
 VIRTME_NG = "virtme-ng==1.42"
 # checkpatch.pl runs scripts/spdxcheck.py, which imports ply and GitPython;
 # the bench plots use matplotlib; `memlab test` type-checks the lab with mypy.
@@ -75,41 +75,15 @@ def apt_install(pkgs: list[str]) -> None:
                APT_LOG, "apt-get install", env=APT_ENV)
 
 
-def ensure(*groups: str) -> None:
-    pkgs: list[str] = []
+def ensure(*groups: str, also: tuple[str, ...] = ()) -> None:
+    """The Debian packages of @groups (and @also); the venv with the
+    guest group."""
+    pkgs: list[str] = list(also)
     for group in groups:
         pkgs += APT_GROUPS[group]
-    if "guest" in groups:
-        pkgs += arches.guest().qemu_packages
     apt_install(pkgs)
     if "guest" in groups:
         ensure_virtme_ng()
-
-
-def archive() -> Archive:
-    """Debian's archive, as far as the current base's suites go."""
-    return Archive(kernel_base.current().suites)
-
-
-def ensure_kernel_source() -> tuple[str, Path]:
-    """The base's pinned source package, unpacked under build/debian (not
-    installed): its version and the tree's tarball."""
-    base = kernel_base.current()
-    apt_install(APT_GROUPS["source"])
-    tarball = base.tarball(archive().unpacked(base.package, base.version))
-    if not tarball.exists():
-        raise LabError(f"{base.package} {base.version} holds no {tarball.name}")
-    return base.version, tarball
-
-
-def ensure_debian_config(flavour: str) -> Path:
-    """Debian's kernel configuration of @flavour, from linux-config at the
-    base's pinned version."""
-    base = kernel_base.current()
-    path = base.debian_config(archive().unpacked(base.config_package, base.version), flavour)
-    if not path.exists():
-        raise LabError(f"{base.config_package} {base.version} has no {path.name}")
-    return path
 
 
 def vng_path() -> str:

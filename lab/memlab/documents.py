@@ -22,7 +22,7 @@ from pathlib import Path
 from . import figures, paths, tables
 from .runner import LabError, say
 
-TEMPLATES = paths.REPO / "lab" / "documents"
+TEMPLATES = paths.TEMPLATES
 ROOT = paths.REPO       # where the documents are written
 _TABLE_LINE = re.compile(r"^\{\{table (?P<name>[\w-]+)\}\}$")
 # `\{{` stands for two literal braces (a document that shows the syntax).

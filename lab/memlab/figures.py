@@ -2,8 +2,8 @@
 the documents are written (documents.py). A template names one as
 `{{KIND:ARG:...}}`:
 
-- `{{bench:DIR:ROW:median:VARIANT}}`, `ratio`, `ratio:VARIANT:OVER`,
-  `per_page:VARIANT`, `n:VARIANT`: a row of results/DIR/bench.json;
+- `{{bench:RUN:ROW:median:VARIANT}}`, `ratio`, `ratio:VARIANT:OVER`,
+  `per_page:VARIANT`, `n:VARIANT`: a row of the cited run RUN (bench.CITED_RUNS);
 - `{{native:GROUP:NAME:THREADS:FIELD}}` (FIELD: ms, gbps, pct) and
   `{{native-ratio:GROUP:NAME:THREADS:GROUP:NAME:THREADS}}`: results/native.json;
 - `{{test:PLAN:STEP:passed|failed|skipped}}`, `{{test:PLAN:sum:STEP-PREFIX:passed}}`:
@@ -11,11 +11,12 @@ the documents are written (documents.py). A template names one as
   results/ci/KIND.json;
 - `{{breaks:GROUP:caught}}`, `{{breaks:GROUP:count}}`: results/breaks.json;
 - `{{reference:ROW:base|patched|ratio|what}}`: a bench row's posting
-  (scenarios.py); `{{native-meta:host_cpu|device_gb}}`: facts of the native
+  (catalog.py, lab/data/postings.json); `{{native-meta:host_cpu|device_gb}}`: facts of the native
   run; `{{bench-meta:DIR:guest_vcpus|rounds|host_cpu}}`: of a bench run;
 - `{{matrix:clean|count}}`: results/matrix.json's targets;
 - `{{series:patches}}`: the patches of patches/series; `{{lab:repeatable}}`:
-  how closely two icount rounds must agree;
+  how closely two icount rounds must agree, `{{lab:default-minutes}}`: the
+  budget of a cold default `memlab test`;
 - `{{uploads:pinned|newest|date|summary|suites}}`: the last check of
   Debian's uploads (results/uploads.json); `{{base:name|version|upstream|
   package|release|suites}}`: the kernel base (kernel_base.py).
@@ -28,15 +29,35 @@ from pathlib import Path
 from typing import Callable
 
 from . import native, paths
-from .results import Result
+from .archive import RELEASES
+from .bench import cited_dir
+from .catalog import bench_rows
+from .kernel_base import current
+from .kernel_tree import product_series
+from .matrix import load_results
+from .postings import Reference
+from .results import REPEATABLE, Result
 from .runner import LabError
 from .runrecord import CI_RESULTS, TEST_RESULTS, RunRecord
+from .testcmd import DEFAULT_PLAN_MINUTES
+from .uploads import Uploads
 
 BREAKS = paths.RESULTS / "breaks.json"
 
 
+def duration(us: float, scale: float | None = None) -> str:
+    """A time in the unit people read it in, chosen by `scale` (the row's
+    largest time, so that a row keeps one unit) or by the time itself."""
+    scale = us if scale is None else scale
+    if scale >= 1e6:
+        return f"{us / 1e6:.3f} s"
+    if scale >= 1e4:
+        return f"{us / 1000:.2f} ms"
+    return f"{us:.1f} us"
+
+
 def _bench(d: str, row_name: str, what: str, *args: str) -> str:
-    result = Result.load(paths.RESULTS / d / "bench.json")
+    result = Result.load(cited_dir(d) / "bench.json")
     if row_name not in result.rows:
         raise LabError(f"results/{d}: no row {row_name!r}")
     row = result.rows[row_name]
@@ -44,7 +65,6 @@ def _bench(d: str, row_name: str, what: str, *args: str) -> str:
         m = row.median(args[0])
         if m is None:
             raise LabError(f"results/{d} {row_name}: no {args[0]} samples")
-        from .tables import duration
         scale = max(x for v in row.samples if (x := row.median(v)) is not None)
         return duration(m, scale)
     if what == "ratio":
@@ -89,14 +109,13 @@ def _native_meta(field: str) -> str:
 
 def _bench_meta(d: str, field: str) -> str:
     """A fact of a bench run: guest_vcpus, rounds, host_cpu."""
-    result = Result.load(paths.RESULTS / d / "bench.json")
+    result = Result.load(cited_dir(d) / "bench.json")
     if field not in ("guest_vcpus", "rounds", "host_cpu"):
         raise LabError(f"bench-meta figure: unknown field {field!r}")
     return str(getattr(result, field))
 
 
 def _reference(row_name: str, what: str) -> str:
-    from .scenarios import Reference, bench_rows
     row = bench_rows().get(row_name)
     if row is None or not isinstance(row.reference, Reference):
         raise LabError(f"reference figure: no posting for row {row_name!r}")
@@ -112,9 +131,10 @@ def _reference(row_name: str, what: str) -> str:
 
 def _lab(what: str) -> str:
     """The lab's own thresholds, where the prose cites them."""
-    from .results import REPEATABLE
     if what == "repeatable":
         return f"{100 * REPEATABLE:g}%"
+    if what == "default-minutes":
+        return str(DEFAULT_PLAN_MINUTES)
     raise LabError(f"lab figure: unknown field {what!r}")
 
 
@@ -200,7 +220,6 @@ def breaks_tally(group: str) -> tuple[int, int]:
 
 def matrix_tally() -> tuple[int, int]:
     """(clean, count) targets of the last compile matrix over all targets."""
-    from .matrix import load_results
     targets = load_results()["targets"]
     return sum(1 for t in targets if t["ok"]), len(targets)
 
@@ -220,7 +239,6 @@ def _matrix(what: str) -> str:
 
 
 def _series(what: str) -> str:
-    from .kernel_tree import product_series
     if what == "patches":
         return str(len(product_series().patches()))
     raise LabError(f"series figure: unknown field {what!r}")
@@ -228,7 +246,6 @@ def _series(what: str) -> str:
 
 def _uploads(what: str) -> str:
     """A fact of the last check of Debian's uploads (results/uploads.json)."""
-    from .uploads import Uploads
     rec = Uploads.load()
     facts = {"pinned": rec.pinned, "newest": rec.newest, "date": rec.date,
              "summary": rec.summary(), "suites": ", ".join(rec.suites)}
@@ -239,8 +256,6 @@ def _uploads(what: str) -> str:
 
 def _base(what: str) -> str:
     """A fact of the kernel base the series is written for (kernel_base.py)."""
-    from .archive import RELEASES
-    from .kernel_base import current
     base = current()
     facts = {"name": base.name, "version": base.version,
              "upstream": base.version.rsplit("-", 1)[0], "package": base.package,

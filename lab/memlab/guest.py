@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import arches, console, deps, hostinfo, monitor, paths
+from . import arches, build, console, deps, hostinfo, monitor, paths, selftests
 from .runner import LabError, run_logged, say, tail
 
 PMEM_START_GB = 4    # legacy pmem region starts above the 32-bit PCI hole
@@ -27,7 +27,7 @@ class Accel:
     plot_unit: str  # the plots' axis label
 
 
-# The caller chooses (hostinfo.default_accel() for "KVM where it works");
+# The caller chooses (accel.default_accel() for "KVM where it works");
 # the guest layer obeys.
 ACCELS: dict[str, Accel] = {a.name: a for a in [
     # TCG with -icount shift=0: one vCPU, guest time = instructions executed.
@@ -149,9 +149,21 @@ def vng_base_command(image: Path) -> list[str]:
     return [deps.vng_path(), "--run", str(image), "--force-9p"]
 
 
+def build_kernel(variant: str, config: str, arch: str = arches.GUEST_ARCH) -> build.Built:
+    """A kernel build, and on the guests' architecture what its guests run
+    besides it, built from the same tree: hmm-tests, and the kernel's own
+    selftests where the config runs them."""
+    built = build.build(variant, config, arch)
+    if arch == arches.GUEST_ARCH:
+        selftests.build_hmm_tests(built.tree, built.out, built.log)
+        if config in selftests.KSELFTEST_CONFIGS:
+            selftests.build_kselftests(built.tree, built.out, built.log)
+    return built
+
+
 def require_guest_tools() -> None:
     """The venv's virtme-ng commands and QEMU, or a clear error."""
-    deps.ensure("guest")
+    deps.ensure("guest", also=arches.guest().qemu_packages)
     missing = [tool for tool in ("vng", "virtme-run")
                if not (paths.VENV / "bin" / tool).exists()]
     if missing:

@@ -56,6 +56,12 @@ def parse(text: str) -> Options:
     return opts
 
 
+def configs() -> list[str]:
+    """Every config of configs/: NAME.config; NAME.ARCH.config and
+    NAME.VARIANT.config qualify one."""
+    return sorted(p.stem for p in paths.CONFIGS.glob("*.config") if "." not in p.stem)
+
+
 def fragment_path(name: str) -> Path:
     path = paths.CONFIGS / f"{name}.config"
     if not path.exists():

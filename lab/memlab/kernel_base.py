@@ -20,6 +20,11 @@ class KernelBase:
     version: str              # the Debian package version pinned for it
     suites: tuple[str, ...]   # Debian suites that serve it (newer uploads too)
     release: str              # the Debian release whose kernel it is
+    # Where its series lives, under patches/ ("": patches/ itself), with
+    # its stable fixes in stable/ and the lab's patches in lab/ beside it.
+    series_dir: str
+    # What the base lacks that its series adds, in a few words each.
+    lacks: tuple[str, ...] = ()
 
     @property
     def package(self) -> str:
@@ -47,7 +52,15 @@ class KernelBase:
     @property
     def series(self) -> Path:
         """The directory of its product series."""
-        return paths.PATCHES
+        return paths.PATCHES / self.series_dir
+
+    @property
+    def stable_series(self) -> Path:
+        return self.series / "stable"
+
+    @property
+    def lab_series(self) -> Path:
+        return self.series / "lab"
 
 
 BASES: dict[str, KernelBase] = {b.name: b for b in [
@@ -55,7 +68,11 @@ BASES: dict[str, KernelBase] = {b.name: b for b in [
     # and the uploads backported to Debian 12 (~deb12u1).
     KernelBase("6.12", "6.12.118-1",
                ("trixie", "trixie-updates", "trixie-security", "bookworm-security"),
-               "trixie"),
+               "trixie", "",
+               ("the template init of memmaps (ZONE_DEVICE, hot-added, boot, deferred)",
+                "clear_pages() and run-wise zeroing of huge folios (mainline since 7.0)",
+                "batch clearing of init_on_alloc blocks (mainline since 7.2)",
+                "a fix of freeing HVO-optimized hugetlb folios (since 6.12.114)")),
 ]}
 
 # The base this checkout's patches/ are written for.

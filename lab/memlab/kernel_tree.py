@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import deps, kernel_base, paths
+from . import kernel_base, paths, sources
 from .runner import LabError, run_logged, run_quiet, say
 from .series import (COVER_LETTER, Series, parse_am_failure, refresh_cover_letter,
                      write_series)
@@ -47,15 +47,16 @@ class Layer:
 
 
 def layers() -> tuple[Layer, ...]:
-    """The product series, the stable fixes, the lab patches."""
+    """The product series, the stable fixes, the lab patches of the base."""
+    base = kernel_base.current()
     return (
-        Layer(paths.PATCHES, paths.PRODUCT_BRANCH,
+        Layer(base.series, paths.PRODUCT_BRANCH,
               "The product series, in order (cover letter: " + COVER_LETTER + ")"),
-        Layer(paths.STABLE_PATCHES, paths.STABLE_BRANCH,
+        Layer(base.stable_series, paths.STABLE_BRANCH,
               "Fixes of the base itself, in the form its stable maintainers take: "
               "applied under base and patched alike, and shipped in the package",
-              subject_prefix=f"PATCH {kernel_base.current().name}.y"),
-        Layer(paths.LAB_PATCHES, paths.WORK_BRANCH,
+              subject_prefix=f"PATCH {base.name}.y"),
+        Layer(base.lab_series, paths.WORK_BRANCH,
               "Lab-only measurement aids and the fixes the lab's kernels need, "
               "applied on top of base and of the product series alike"),
     )
@@ -225,7 +226,7 @@ def ensure_pristine() -> None:
     """build/linux with at least the pristine commit (tag base) of the
     pinned version: a tree of another version is made anew when it holds
     nothing patches/ lacks."""
-    version, tarball = deps.ensure_kernel_source()
+    version, tarball = sources.kernel_source()
     if has_tree() and tree_version() != version:
         old = tree_version()
         if not is_unpatched() and check_export():
@@ -245,7 +246,7 @@ def is_unpatched() -> bool:
 
 
 def source(force: bool = False) -> None:
-    if force and has_tree() and tree_version() != deps.ensure_kernel_source()[0]:
+    if force and has_tree() and tree_version() != sources.kernel_source()[0]:
         shutil.rmtree(paths.KERNEL_TREE)
     ensure_pristine()
     if force or is_unpatched():
@@ -353,8 +354,7 @@ def _export_to(dest: dict[Path, Path]) -> None:
 def cover_letter_template() -> Path:
     """The cover letter's template: export keeps its shortlog and diffstat,
     `memlab report` writes patches/ from it (documents.py)."""
-    from .documents import TEMPLATES
-    return TEMPLATES / paths.PATCHES.relative_to(paths.REPO) / COVER_LETTER
+    return paths.TEMPLATES / product_series().directory.relative_to(paths.REPO) / COVER_LETTER
 
 
 def _cover_letter(existing: Path) -> str | None:
@@ -414,8 +414,6 @@ def export() -> None:
     fresh = _cover_letter(cover)
     if fresh is not None:
         cover.write_text(fresh)
-    from . import documents
-    documents.refresh()     # patches/'s cover letter, from its template
     say("exported " + ", ".join(f"{len(layer.series.names())} patches to "
                                 f"{layer.directory.relative_to(paths.REPO)}"
                                 for layer in layers()))

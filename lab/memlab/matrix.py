@@ -16,7 +16,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import build, deps, hostinfo, kconfig, kernel_tree, paths
+from . import build, deps, hostinfo, kconfig, kernel_tree, paths, provenance
 from .runner import LabError, run_logged, say
 from .runrecord import head_commit
 
@@ -332,14 +332,14 @@ def _check_tree(label: str, subject: str, variant: str, tree: Path, targets: lis
     return res
 
 
-def run_prefixes() -> list[PrefixResult]:
-    """Each prefix of the series built for PREFIX_TARGETS, then the
+def run_prefixes(names: tuple[str, ...] = PREFIX_TARGETS) -> list[PrefixResult]:
+    """Each prefix of the series built for the targets @names, then the
     clearing tail alone on the pristine tree, against the pristine tree's
     diagnostics: a series that bisects builds at every patch without a new
     warning. Only the series' objects are built (W=1), which compile
     everything the series changes, headers included."""
     deps.ensure("build")
-    targets = [TARGETS[n] for n in PREFIX_TARGETS]
+    targets = [TARGETS[n] for n in names]
     for t in targets:
         deps.apt_install(list(t.packages))
     touched = series_sources()
@@ -365,6 +365,7 @@ def write_results(results: list[TargetResult]) -> None:
     MATRIX_RESULTS.write_text(json.dumps({
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "host_cpu": hostinfo.cpu_model(),
         "commit": head_commit(), "series": series,
+        "provenance": provenance.now().to_json(),
         "targets": [asdict(r) for r in results]}, indent=1) + "\n")
 
 
@@ -399,6 +400,4 @@ def run(only: list[str] | None = None) -> list[TargetResult]:
         results.append(res)
     if not only:
         write_results(results)
-        from . import documents
-        documents.refresh()     # the documents' matrix table reads these results
     return results

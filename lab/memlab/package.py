@@ -25,8 +25,9 @@ FLAVOURS = {
 }
 DEFAULT_FLAVOUR = "cloud-amd64"
 PACKAGES = paths.BUILD / "package"
-# What the packaging needs beyond a kernel build: dpkg-buildpackage.
-APT_PACKAGES = ["dpkg-dev", "rsync"]
+# What the packaging needs beyond a kernel build: dpkg-buildpackage and
+# debhelper (the package's debian/rules), rsync (its headers).
+APT_PACKAGES = ["dpkg-dev", "debhelper", "rsync"]
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,10 @@ def build_packages(flavour: str = DEFAULT_FLAVOUR) -> Packages:
         raise LabError(f"the {flavour} config lost its release name (see {log})")
     version = package_version()
     rel = release(flavour)
-    run_logged(make + [f"KDEB_PKGVERSION={version}", "bindeb-pkg"], log,
+    # -d: its build dependencies name gcc-x86-64-linux-gnu, the cross
+    # compiler of other architectures' Debian, for the headers' programs;
+    # on amd64 the native gcc builds them, which dpkg cannot tell.
+    run_logged(make + [f"KDEB_PKGVERSION={version}", "DPKG_FLAGS=-d", "bindeb-pkg"], log,
                f"make bindeb-pkg ({flavour}, {rel} {version})", env=env,
                expected_lines=build.expected_lines(out))
     built = Packages(flavour, rel, version, _debs(directory, "image", rel, version),

@@ -5,11 +5,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 
-PATCHES = REPO / "patches"          # product series (what operators apply)
-STABLE_PATCHES = PATCHES / "stable"  # fixes of the base itself, for its stable tree
-LAB_PATCHES = PATCHES / "lab"       # measurement aids applied to base and patched
+PATCHES = REPO / "patches"          # each kernel base's series (kernel_base.py)
 CONFIGS = REPO / "configs"          # kconfig fragments
 SCENARIOS = REPO / "scenarios"      # guest scripts
+TEMPLATES = REPO / "lab" / "documents"   # the documents' templates (documents.py)
 RESULTS = REPO / "results"
 
 BUILD = REPO / "build"              # git-ignored: everything generated

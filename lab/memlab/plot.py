@@ -22,7 +22,8 @@ import json
 from .guest import MODES
 from .native import summarize
 from .results import Result
-from .scenarios import Reference, bench_rows
+from .catalog import bench_rows
+from .postings import Reference
 from .tables import NATIVE_CLEARS, NATIVE_LOOPS
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from . import deps, paths
 from .results import BASE, ONE_THREAD, ONE_THREAD_ARG, PATCHED, REPEATABLE, Result, Stats
 from .runner import LabError, run_quiet
-from .tables import reference
+from .catalog import bench_rows
 
 
 def _cell(s: Stats | None) -> str:
@@ -84,7 +84,7 @@ def markdown(result: Result) -> str:
              "patched/base | base min-max | patched min-max | n | reference posting |",
              "|---|---|---:|---:|---:|---|---|---:|---|"]
     for name, row in result.rows.items():
-        lines.append(_bench_row(name, row.metric, row.stats, str(reference(name))))
+        lines.append(_bench_row(name, row.metric, row.stats, str(bench_rows()[name].reference if name in bench_rows() else "")))
         fb = row.first_bind_stats
         if fb:
             lines.append(_bench_row(f"{name} (first bind)", "memmap init of the first bind",

@@ -105,6 +105,8 @@ class Result:
     rows: dict[str, Row]
     elapsed_s: int | None = None
     repeatability: dict[str, Repeat] | None = None
+    # What code it measured (provenance.py); None in records older than it.
+    provenance: dict[str, Any] | None = None
 
     @property
     def repeatable(self) -> bool | None:
@@ -146,7 +148,7 @@ class Result:
             rounds=data["rounds"], guest_vcpus=data.get("guest_vcpus", 1),
             date=data["date"], host_cpu=data["host_cpu"], host=data.get("host", "?"),
             kernels=data["kernels"], timing=data.get("timing", ""), rows=rows,
-            elapsed_s=data.get("elapsed_s"),
+            elapsed_s=data.get("elapsed_s"), provenance=data.get("provenance"),
             repeatability={k: Repeat(r["round_medians"], r["spread"]) for k, r in rep.items()}
             if rep is not None else None)
 

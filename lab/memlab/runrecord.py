@@ -12,7 +12,7 @@ import subprocess
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterable, Protocol
+from typing import Any, Iterable, Protocol
 
 from . import hostinfo, paths
 from .runner import LabError
@@ -39,13 +39,15 @@ class RunRecord:
     seconds: float
     steps: list[StepRecord] = field(default_factory=list)
     cold: bool | None = None    # the compiler cache was empty at the start
+    # What code it ran (provenance.py); None in records older than it.
+    provenance: dict[str, Any] | None = None
 
     @classmethod
     def now(cls, exit_code: int, seconds: float, steps: list[StepRecord],
-            cold: bool | None = None) -> RunRecord:
+            provenance: dict[str, Any], cold: bool | None = None) -> RunRecord:
         return cls(date=time.strftime("%Y-%m-%d %H:%M:%S %Z"), host_cpu=hostinfo.cpu_model(),
                    commit=head_commit(), exit_code=exit_code, seconds=round(seconds, 1),
-                   steps=steps, cold=cold)
+                   steps=steps, cold=cold, provenance=provenance)
 
     def step(self, name: str) -> StepRecord | None:
         return next((s for s in self.steps if s.name == name), None)

@@ -8,7 +8,7 @@ import os
 import time
 from pathlib import Path
 
-from . import arches, deps, paths
+from . import arches, deps, paths, provenance
 from .console import Console
 from .runner import run_logged
 
@@ -206,5 +206,8 @@ def record(config: str, base: Console, patched: Console) -> Path:
     out = _results(config)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-                               "config": config, "tests": tests}, indent=1) + "\n")
+                               "config": config,
+                               "provenance": provenance.now(
+                                   provenance.guest_kernels([config])).to_json(),
+                               "tests": tests}, indent=1) + "\n")
     return out

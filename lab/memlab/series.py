@@ -9,12 +9,17 @@ from .runner import LabError
 
 COVER_LETTER = "0000-cover-letter.patch"
 
-# How an operator applies the product series to a git tree of the pristine
-# 6.12 source: the README gives this very line, and `memlab test` runs it
-# on a fresh checkout of tag base, with the placeholder replaced by this
+# How an operator applies a base's product series to a git tree of its
+# pristine source: the README gives this very line, and `memlab test` runs
+# it on a fresh checkout of tag base, with the placeholder replaced by this
 # checkout's location. --empty=drop skips the cover letter.
 CHECKOUT_PLACEHOLDER = "/path/to/memlab"
-APPLY_COMMAND = f"git am --empty=drop {CHECKOUT_PLACEHOLDER}/patches/0*.patch"
+
+
+def apply_command(series: Path, repo: Path) -> str:
+    """The `git am` line of the series in @series, of the checkout @repo."""
+    return (f"git am --empty=drop {CHECKOUT_PLACEHOLDER}/"
+            f"{(series / '0*.patch').relative_to(repo)}")
 
 
 @dataclass(frozen=True)

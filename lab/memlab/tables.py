@@ -3,17 +3,23 @@ that says where its numbers come from, a header and rows (documents.py
 writes them as markdown or as plain text for mail)."""
 from __future__ import annotations
 
+import argparse
+import ast
 import json
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import arches, figures, kernel_base, native, paths, selftests
+from . import (arches, bench, commands, figures, kernel_base, matrix, native, paths,
+               postings, provenance, selftests, switches)
+from .catalog import SCENARIOS, bench_rows
+from .figures import duration
+from .floors import FLOORS
+from .postings import Reference
 from .results import BASE, ONE_THREAD, ONE_THREAD_ARG, PATCHED, Result, Row
 from .runner import LabError
 from .runrecord import CI_RESULTS, TEST_RESULTS, RunRecord, StepRecord, totals
-from .scenarios import Reference, bench_rows
 
 
 def reference(name: str) -> Reference | str:
@@ -56,17 +62,6 @@ class Table:
         return [f"  {c}" for c in caption] + [line(r) for r in table]
 
 
-def duration(us: float, scale: float | None = None) -> str:
-    """A time in the unit people read it in, chosen by `scale` (the row's
-    largest time, so that a row keeps one unit) or by the time itself."""
-    scale = us if scale is None else scale
-    if scale >= 1e6:
-        return f"{us / 1e6:.3f} s"
-    if scale >= 1e4:
-        return f"{us / 1000:.2f} ms"
-    return f"{us:.1f} us"
-
-
 def _ratio(x: float | None) -> str:
     return f"{x:.3f}" if x is not None else "n/a"
 
@@ -83,8 +78,11 @@ def _bench_caption(source: Path, result: Result) -> str:
         worst = max(r.spread for r in result.repeatability.values())
         rounds += ", whose medians agree " + (f"within {100 * worst:.2g}%" if worst
                                                else "to the last digit")
+    rows = [] if source.parent.name in (result.mode, f"{result.mode}-quick") \
+        else list(result.rows)
     return (f"{source.relative_to(paths.REPO)}: {result.date}, {result.host_cpu}, "
-            f"{result.label}, {rounds}")
+            f"{result.label}, {rounds}; {provenance.state(result.provenance)}; "
+            f"`{bench.command(result.mode, result.quick, rows)}`")
 
 
 def _row_label(row: Row, variant: str = PATCHED) -> str:
@@ -93,7 +91,7 @@ def _row_label(row: Row, variant: str = PATCHED) -> str:
 
 
 def _labels(names: list[str]) -> list[str]:
-    """The rows' short names (scenarios.py), for narrow tables."""
+    """The rows' short names (catalog.py), for narrow tables."""
     rows = bench_rows()
     return [rows[n].label or n if n in rows else n for n in names]
 
@@ -150,7 +148,8 @@ def _native(source: Path) -> tuple[dict, list[dict]]:
 def _native_caption(source: Path, data: dict, rows: list[dict]) -> str:
     runs = len(rows[0]["seconds"]) if rows else 0
     return (f"{source.relative_to(paths.REPO)}: {data['date']}, {data['host_cpu']}, "
-            f"real hardware, medians of {runs} runs")
+            f"real hardware, medians of {runs} runs; "
+            f"{provenance.state(data.get('provenance'))}; `memlab bench native`")
 
 
 # What each native loop is, in the tables' words.
@@ -160,8 +159,8 @@ NATIVE_LOOPS = {
     ("memmap", "copy"): "template copy, plain stores",
     ("memmap", "copy_nt"): "per-page MOVNTI copy",
     ("memmap", "template_nt"): "MOVNTI runs from registers (the series)",
-    ("limit", "movnti_fill"): "limit: MOVNTI fill",
-    ("limit", "vector_nt_fill"): "limit: widest streaming fill",
+    ("limit", "movnti_fill"): "yardstick: MOVNTI fill",
+    ("limit", "vector_nt_fill"): "yardstick: widest streaming fill",
 }
 NATIVE_ONLINE = {"online 128M": "in 128 MB blocks",
                  "online 2G": "in 2 GB blocks"}
@@ -176,7 +175,7 @@ def native_memmap_table(source: Path) -> Table:
     threads = sorted({r["threads"] for r in rows})
     header = [f"loop ({data['meta']['device_gb']:g} GB device's memmap)"]
     for t in threads:
-        header += [f"{t} thread{'s' if t > 1 else ''}", "% of best"]
+        header += [f"{t} thread{'s' if t > 1 else ''}", "% of fastest fill"]
     out = []
     for (group, name), label in NATIVE_LOOPS.items():
         cells = [label]
@@ -200,12 +199,27 @@ def native_online_table(source: Path) -> Table:
     return Table(_native_caption(source, data, rows), header, out, [r[0] for r in out])
 
 
+def postings_table() -> Table:
+    """The postings the documents quote: where each figure comes from."""
+    figures_of: dict[str, list[str]] = {}
+    for row in bench_rows().values():
+        if isinstance(row.reference, Reference):
+            figures_of.setdefault(row.reference.posting.key, []).append(
+                f"{row.reference.what} ({row.reference.where})")
+    rows = [[p.subject, p.list, p.date, p.base, "; ".join(figures_of.get(key, []))]
+            for key, p in postings.postings().items()]
+    return Table("lab/data/postings.json: quoted, not reproduced by the lab",
+                 ["posting", "list", "date", "measured on", "figures quoted"], rows,
+                 list(postings.postings()), trailing_text=4)
+
+
 def references_table() -> Table:
     refs = {n: r.reference for n, r in bench_rows().items() if isinstance(r.reference, Reference)}
     rows = [[ref.what, f"{ref.base:g} {ref.unit}", f"{ref.patched:g} {ref.unit}",
              f"{ref.ratio:.3f}"] for ref in refs.values()]
-    return Table("the reference postings, real hardware", ["posting", "base", "patched",
-                                                           "patched/base"],
+    return Table("lab/data/postings.json: the postings' own figures, real hardware, "
+                 "quoted (not measured by the lab)", ["posting", "base", "patched",
+                                                      "patched/base"],
                  rows, [r[0] for r in rows])
 
 
@@ -254,18 +268,22 @@ def ci_table() -> Table:
     for rec in records.values():
         names += [s.name for s in rec.steps if s.name not in names]
     kinds = list(records)
-    header = ["step", *(f"{k} run (min)" for k in kinds), "checks passed"]
-    newest = max(records.values(), key=lambda r: r.date)
+    # Each run's time and checks side by side: runs of different commits
+    # need not have run the same checks.
+    header = ["step", *(h for k in kinds for h in (f"{k} run (min)", f"{k}: checks passed"))]
     rows = []
     for name in names:
-        step = newest.step(name)
-        rows.append([name, *(_minutes(records[k], name) for k in kinds),
-                     str(step.passed) if step else ""])
-    rows.append(["all", *(f"{records[k].seconds / 60:.1f}" for k in kinds),
-                 str(totals(newest.steps)[0])])
+        cells = []
+        for k in kinds:
+            step = records[k].step(name)
+            cells += [_minutes(records[k], name), str(step.passed) if step else ""]
+        rows.append([name, *cells])
+    rows.append(["all", *(c for k in kinds for c in (f"{records[k].seconds / 60:.1f}",
+                                                     str(totals(records[k].steps)[0])))])
     caption = "; ".join(
         f"results/ci/{k}.json: {r.date}, {r.host_cpu}, commit {r.commit}, exit {r.exit_code}"
-        + (" (empty compiler cache)" if r.cold else "") for k, r in records.items())
+        + (" (empty compiler cache)" if r.cold else "") + f", {provenance.state(r.provenance)}"
+        for k, r in records.items()) + "; `memlab ci` (`.ci/run`)"
     return Table(caption, header, rows, [r[0] for r in rows])
 
 
@@ -297,7 +315,6 @@ def _prefixes_cell(rec: RunRecord) -> str:
 
 
 def _matrix_cell() -> str:
-    from . import matrix
     if not matrix.MATRIX_RESULTS.exists():
         return "not recorded (`memlab matrix`)"
     clean, count = figures.matrix_tally()
@@ -345,9 +362,11 @@ def proof_table() -> Table:
          _prefixes_cell(default)],
         ["", "compile matrix: W=1, series vs pristine", _matrix_cell()],
     ]
-    sources = [f"results/test/default.json: {default.date}, commit {default.commit}"]
+    sources = [f"results/test/default.json: {default.date}, commit {default.commit}, "
+               f"{provenance.state(default.provenance)} (`memlab test`)"]
     if full:
-        sources.append(f"results/test/full.json: {full.date}, commit {full.commit}")
+        sources.append(f"results/test/full.json: {full.date}, commit {full.commit}, "
+                       f"{provenance.state(full.provenance)} (`memlab test --full`)")
     sources += [f"results/selftests/{arches.DEBIAN_CONFIG}.json", "results/breaks.json",
                 "results/matrix.json"]
     return Table("; ".join(sources), ["proof", "kernel", "result"], rows,
@@ -360,7 +379,7 @@ def selftests_table() -> Table:
              selftests.NOT_PASSING_WHY.get(str(t["test"]), "not explained")]
             for t in selftests.not_passing(arches.DEBIAN_CONFIG)]
     return Table(f"results/selftests/{arches.DEBIAN_CONFIG}.json: "
-                 f"{selftests.recorded(arches.DEBIAN_CONFIG)}",
+                 f"{selftests.recorded(arches.DEBIAN_CONFIG)}; `memlab test --full`",
                  ["selftest", "base", "patched", "why"], rows,
                  [r[0] for r in rows], trailing_text=3)
 
@@ -380,7 +399,6 @@ def breaks_table(group: str) -> Table:
 
 def matrix_table() -> Table:
     """The compile matrix's targets and the last run over all of them."""
-    from . import matrix
     data = matrix.load_results()
     by = {t["target"]: t for t in data["targets"]}
     rows = []
@@ -389,19 +407,19 @@ def matrix_table() -> Table:
         verdict = "not run" if res is None else "ok" if res["ok"] else \
             (res["note"] or f"{len(res['new'])} new diagnostics")
         rows.append([name, f"{t.make_arch} {t.defconfig}", t.covers, verdict])
-    caption = (f"results/matrix.json: {data['date']}, {data['host_cpu']}, series "
-               f"{data['series']} (lab commit {data['commit']})")
+    caption = (f"results/matrix.json: {data['date']}, {data['host_cpu']}, lab commit "
+               f"{data['commit']}, {provenance.state(data.get('provenance'))}; "
+               "`memlab matrix`")
     return Table(caption, ["target", "config", "what it covers", "W=1 build, series vs "
                            "pristine"], rows, [r[0] for r in rows], trailing_text=3)
 
 
 def scenarios_block() -> list[str]:
     """Every guest scenario, its configs, and what the bench measures on it."""
-    from .scenarios import SCENARIOS
     lines = ["| scenario | what it does | configs | also on base | bench row |",
              "| --- | --- | --- | --- | --- |"]
     for sc in SCENARIOS.values():
-        lines.append(f"| `{sc.name}` | {sc.description} | {', '.join(sc.configs)} | "
+        lines.append(f"| `{sc.name}` | {sc.description} | {', '.join(sc.runs_on())} | "
                      f"{'yes' if sc.on_base else ''} | "
                      f"{', '.join(f'`{r.name}`' for r in sc.bench)} |")
     return lines
@@ -409,9 +427,6 @@ def scenarios_block() -> list[str]:
 
 def cli_block() -> list[str]:
     """Each verb of the command line (and sub-verb), from its own argparse help."""
-    import argparse
-
-    from . import cli
 
     def subparsers(p: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
         return next((a for a in p._actions if isinstance(a, argparse._SubParsersAction)),
@@ -430,13 +445,12 @@ def cli_block() -> list[str]:
                       if a.option_strings and a.help and a.dest != "help"]
             lines += entries(vp)
         return lines
-    return entries(cli.parser())
+    return entries(commands.parser())
 
 
 def switches_table() -> Table:
     """The boot parameters that turn a fast path off, and the guest that
     shows each taking the slow path."""
-    from . import switches
     rows = [[f"`{sw.param}`", sw.turns_off, f"`without-{sw.name}`"]
             for sw in switches.SWITCHES]
     return Table("lab/memlab/switches.py; each proven by its guest scenario (memlab test)",
@@ -468,26 +482,47 @@ def debian_image_table() -> Table:
     m = data["machine"]
     caption = (f"results/debian-image.json: {data['date']}, {data['release']} "
                f"image, {data['flavour']} flavour, {m['memory_gb']} GB RAM + "
-               f"{m['pmem_gb']} GB pmem, {m['cpus']} vCPUs, {m['accel']}")
+               f"{m['pmem_gb']} GB pmem, {m['cpus']} vCPUs, {m['accel']}; "
+               f"{provenance.state(data.get('provenance'))}; `memlab package && memlab image`")
     return Table(caption, header, rows, ["base", "patched"], trailing_text=3)
 
 
+def bases_table() -> Table:
+    """The kernel bases, one row each (kernel_base.py)."""
+    rows = [[f"Linux {b.name}", f"`{b.package}` {b.version}", b.release,
+             f"`{b.series.relative_to(paths.REPO)}/`", "; ".join(b.lacks)]
+            for b in kernel_base.BASES.values()]
+    return Table("lab/memlab/kernel_base.py", ["base", "Debian package, pinned", "release",
+                                               "series", "what it lacks that its series adds"],
+                 rows, [r[0] for r in rows], trailing_text=4)
+
+
+def modules_block() -> list[str]:
+    """The lab's modules floor by floor (floors.py), from the ground up:
+    each one's lines and the first sentence of its docstring."""
+    lines = ["| floor | module | lines | what it holds |", "| --- | --- | ---: | --- |"]
+    for floor, names in FLOORS.items():
+        for n, name in enumerate(names):
+            source = paths.REPO / "lab" / "memlab" / f"{name}.py"
+            text = source.read_text()
+            doc = " ".join((ast.get_docstring(ast.parse(text)) or "").split())
+            first = doc.split(". ")[0].rstrip(".").replace("|", "/")
+            lines.append(f"| {floor if n == 0 else ''} | `{name}.py` | "
+                         f"{len(text.splitlines())} | {first} |")
+    return lines
+
+
 R = paths.RESULTS
-# The bench of the rows on Debian's own config.
-DEBIAN_BENCH = "icount-fsdax-rebind-debian+kmem-memmap-on-memory-debian+boot-deferred-debian"
 # Every block the documents carry, by the name a template gives.
 BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
-    "icount": lambda: bench_table(R / "icount" / "bench.json",
+    "icount": lambda: bench_table(bench.cited_dir("icount") / "bench.json",
                                   ["fsdax-rebind", "devdax-rebind", "device-private",
                                    "hugetlb-init-on-alloc"], references=True),
-    "icount-quick": lambda: bench_table(R / "icount-quick" / "bench.json"),
-    "hotplug-boot": lambda: bench_table(
-        R / ("icount-boot-memmap+boot-memmap-free+boot-deferred+kmem-online"
-             "+kmem-online-pages") / "bench.json",
-        ["kmem-online", "kmem-online-pages", "boot-memmap", "boot-memmap-free", "boot-deferred"],
-        per_page=True),
-    "debian": lambda: bench_table(R / DEBIAN_BENCH / "bench.json", per_page=True),
-    "wall": lambda: parallel_table(R / "wall" / "bench.json"),
+    "icount-quick": lambda: bench_table(bench.cited_dir("icount-quick") / "bench.json"),
+    "hotplug-boot": lambda: bench_table(bench.cited_dir("hotplug-boot") / "bench.json",
+                                        per_page=True),
+    "debian": lambda: bench_table(bench.cited_dir("debian") / "bench.json", per_page=True),
+    "wall": lambda: parallel_table(bench.cited_dir("wall") / "bench.json"),
     "native-memmap": lambda: native_memmap_table(R / "native.json"),
     "native-online": lambda: native_online_table(R / "native.json"),
     "native-clear": lambda: native_clear_table(R / "native.json"),
@@ -495,6 +530,7 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
     "native-clear-read-4k": lambda: native_clear_runs_table(R / "native.json", "read 4K"),
     "native-clear-read-run": lambda: native_clear_runs_table(R / "native.json", "read run"),
     "references": references_table,
+    "postings": postings_table,
     "ci": ci_table,
     "proof": proof_table,
     "selftests": selftests_table,
@@ -504,5 +540,7 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
     "matrix": matrix_table,
     "cli": cli_block,
     "switches": switches_table,
+    "modules": modules_block,
+    "bases": bases_table,
     "debian-image": debian_image_table,
 }

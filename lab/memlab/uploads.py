@@ -15,8 +15,9 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
-from . import deps, kernel_base, kernel_tree, paths
+from . import deps, kernel_base, kernel_tree, paths, provenance, sources
 from .runner import LabError, run_quiet
 from .series import patch_subject
 
@@ -33,6 +34,7 @@ class Uploads:
     suites: list[str]
     applies: bool | None        # the series on the newest; None: it is the pin
     stops_at: str = ""          # the patch that did not apply, and why
+    provenance: dict[str, Any] | None = None
 
     @property
     def moved(self) -> bool:
@@ -98,12 +100,12 @@ def check() -> Uploads:
     """The newest upload Debian serves of the base, and whether the series
     applies to it; recorded in results/uploads.json."""
     base = kernel_base.current()
-    archive = deps.archive()
+    archive = sources.archive()
     newest = archive.newest(base.package)
     applied: bool | None = None
     stops_at = ""
     if newest != base.version:
-        deps.apt_install(deps.APT_GROUPS["source"])
+        deps.ensure("source")
         tarball = base.tarball(archive.unpacked(base.package, newest))
         stops_at = applies(tarball, base.package, series_patches())
         applied = not stops_at
@@ -112,6 +114,7 @@ def check() -> Uploads:
         shutil.rmtree(tarball.parents[2], ignore_errors=True)
     record = Uploads(date=time.strftime("%Y-%m-%d %H:%M:%S %Z"), package=base.package,
                      pinned=base.version, newest=newest, suites=list(base.suites),
-                     applies=applied, stops_at=stops_at)
+                     applies=applied, stops_at=stops_at,
+                     provenance=provenance.now().to_json())
     record.write()
     return record

@@ -67,7 +67,7 @@ def test_first_bind_gets_its_own_row():
 
 
 def test_bench_scenarios_are_the_test_scenarios_resized():
-    from memlab.scenarios import SCENARIOS
+    from memlab.catalog import SCENARIOS
     full = {s.name: s for s in bench.scenarios(quick=False, pmem_gb=16)}
     fsdax = full["fsdax-rebind"].scenario
     assert fsdax.script == SCENARIOS["fsdax-dev"].script
@@ -107,7 +107,7 @@ def test_plots_are_written(tmp_path):
 
 
 def test_device_private_log_checks_the_chunk_size_asked_for():
-    from memlab.scenarios import check_device_private
+    from memlab.checks import check_device_private
     con = console.parse((DATA / "guest-device-private.log").read_text())
     assert check_device_private(con, {"LOADS": "2", "CHUNK_MB": "65536"}) == []
     assert [i.pages for i in con.memmap_inits] == [16777216] * 4
@@ -207,8 +207,8 @@ def test_a_row_boots_and_builds_the_kernels_of_its_config(monkeypatch):
     assert seen == ["defer"]
     built = []
     monkeypatch.setattr(bench.kernel_tree, "has_tree", lambda: True)
-    monkeypatch.setattr(bench.build, "build", lambda kernel, config: built.append((kernel, config)))
-    monkeypatch.setattr(bench.hostinfo, "kvm_usable", lambda image: False)
+    monkeypatch.setattr(bench.guest, "build_kernel", lambda kernel, config: built.append((kernel, config)))
+    monkeypatch.setattr(bench.accel, "kvm_usable", lambda image: False)
     with pytest.raises(bench.LabError):
         bench.run(only=["boot-deferred", "boot-memmap"])
     assert built == [("base", "defer"), ("patched", "defer"), ("base", "lab"), ("patched", "lab")]

@@ -1,7 +1,7 @@
 """`memlab ci`: every step timed and recorded, cold or warm by the cache."""
 import pytest
 
-from memlab import bench, ci, cli, documents, runrecord, testcmd
+from memlab import ci, cli, documents, runrecord, testcmd
 from memlab.runner import LabError
 
 
@@ -24,37 +24,25 @@ def test_a_run_with_an_empty_cache_is_recorded_as_cold(record_dir, monkeypatch):
     monkeypatch.setattr(ci, "ccache_files", lambda: 0)
     monkeypatch.setattr(testcmd, "execute", fake_test([testcmd.Step("pytest", 5, 0, [], 3.0),
                                                        testcmd.Step("build lab", 1, 0, [], 600.0)]))
-    monkeypatch.setattr(bench, "run", lambda quick: 0)
+    monkeypatch.setattr(testcmd, "provenance_of_plan", lambda: {"commit": "abc1234"})
     assert ci.run() == 0
     rec = runrecord.RunRecord.load(record_dir / "cold.json")
     assert rec.cold and rec.exit_code == 0 and rec.commit == "abc1234"
+    assert rec.provenance == {"commit": "abc1234"}
     assert [(s.name, s.passed, s.seconds) for s in rec.steps] == [
-        ("pytest", 5, 3.0), ("build lab", 1, 600.0), (ci.BENCH_STEP, 1, rec.steps[-1].seconds)]
+        ("pytest", 5, 3.0), ("build lab", 1, 600.0)]
     assert not (record_dir / "warm.json").exists()
     assert runrecord.RunRecord.load(record_dir / "test" / "default.json").step("pytest").passed == 5
 
 
-def test_a_failed_test_skips_the_bench_and_records_nothing(record_dir, monkeypatch, capsys):
+def test_a_failed_test_records_nothing(record_dir, monkeypatch, capsys):
     monkeypatch.setattr(ci, "ccache_files", lambda: 1234)
     monkeypatch.setattr(testcmd, "execute", fake_test([testcmd.Step("pytest", 4, 1, [], 3.0)]))
-    benched = []
-    monkeypatch.setattr(bench, "run", lambda quick: benched.append(quick) or 0)
+    monkeypatch.setattr(testcmd, "provenance_of_plan", lambda: {})
     assert cli.main(["ci"]) == 1
-    assert benched == []
     # A failed run leaves the last passing records as they were.
     assert not (record_dir / "warm.json").exists() and not (record_dir / "test").exists()
     assert "memlab: 4 passed, 1 failed" in capsys.readouterr().out
-
-
-def test_a_failing_bench_fails_the_run_unrecorded(record_dir, monkeypatch):
-    monkeypatch.setattr(ci, "ccache_files", lambda: 7)
-    monkeypatch.setattr(testcmd, "execute", fake_test([testcmd.Step("pytest", 4, 0, [], 3.0)]))
-
-    def broken(quick):
-        raise LabError("icount results are not repeatable within 1%")
-    monkeypatch.setattr(bench, "run", broken)
-    assert ci.run() == 1
-    assert not (record_dir / "warm.json").exists()
 
 
 def test_a_damaged_record_is_an_error(tmp_path):

@@ -2,8 +2,10 @@
 arguments it names, and bad input is an error, not a traceback."""
 import pytest
 
-from memlab import (bench, cli, console, documents, guest, hostinfo, kunit_runner, native,
-                    scenarios, testcmd)
+from conftest import DATA
+
+from memlab import (accel, bench, catalog, cli, commands, console, documents, guest, hostinfo,
+                    kunit_runner, native, testcmd)
 
 
 def calls(monkeypatch, module, name, rc=0):
@@ -41,7 +43,7 @@ def test_bench_native_refuses_the_guest_bench_options(monkeypatch, capsys):
 
 def test_bench_scenarios_are_the_tables_rows(capsys):
     with pytest.raises(SystemExit) as e:
-        cli.parser().parse_args(["bench", "--scenario", "nope"])
+        commands.parser().parse_args(["bench", "--scenario", "nope"])
     assert e.value.code == 2
     assert "fsdax-rebind" in capsys.readouterr().err
 
@@ -59,14 +61,14 @@ def test_skip_choices_come_from_the_steps_and_the_architecture_table():
     assert choices[:len(testcmd.STEP_KINDS)] == list(testcmd.STEP_KINDS)
     assert {"lab", "vm", "debug", "arm64", "i386"} <= set(choices)
     with pytest.raises(SystemExit):
-        cli.parser().parse_args(["test", "--skip", "highmem"])   # an i386 config, not a kernel name
+        commands.parser().parse_args(["test", "--skip", "highmem"])   # an i386 config, not a kernel name
 
 
 def test_boot_obeys_an_explicit_accelerator(monkeypatch, tmp_path):
     seen = []
     monkeypatch.setattr(guest, "boot_and_run",
                         lambda spec: seen.append(spec) or pytest.skip("no boot"))
-    monkeypatch.setattr(hostinfo, "default_accel", lambda image: pytest.fail("probed"))
+    monkeypatch.setattr(accel, "default_accel", lambda image: pytest.fail("probed"))
     with pytest.raises(pytest.skip.Exception):
         cli.main(["boot", "--script", "hello", "--accel", "tcg-icount", "--pmem", "4",
                   "--memory", "5"])
@@ -76,7 +78,7 @@ def test_boot_obeys_an_explicit_accelerator(monkeypatch, tmp_path):
 def test_boot_auto_asks_the_probe(monkeypatch, tmp_path):
     seen = []
     monkeypatch.setattr(guest, "built_image", lambda spec: tmp_path)
-    monkeypatch.setattr(hostinfo, "default_accel", lambda image: "tcg")
+    monkeypatch.setattr(accel, "default_accel", lambda image: "tcg")
     monkeypatch.setattr(guest, "boot_and_run",
                         lambda spec: seen.append(spec) or pytest.skip("no boot"))
     with pytest.raises(pytest.skip.Exception):
@@ -86,7 +88,7 @@ def test_boot_auto_asks_the_probe(monkeypatch, tmp_path):
 
 def test_boot_of_a_scenario_takes_its_machine_and_its_checks(monkeypatch, tmp_path, capsys):
     seen = []
-    monkeypatch.setattr(hostinfo, "default_accel", lambda image: "tcg")
+    monkeypatch.setattr(accel, "default_accel", lambda image: "tcg")
     monkeypatch.setattr(guest, "built_image", lambda spec: tmp_path)
 
     def boot(spec):
@@ -95,7 +97,7 @@ def test_boot_of_a_scenario_takes_its_machine_and_its_checks(monkeypatch, tmp_pa
                                  "tcg", 1.0)
     monkeypatch.setattr(guest, "boot_and_run", boot)
     assert cli.main(["boot", "--script", "kmem-memmap-on-memory", "--append", "quiet"]) == 1
-    sc = scenarios.get("kmem-memmap-on-memory")
+    sc = catalog.get("kmem-memmap-on-memory")
     assert (seen[0].script, seen[0].pmem_gb, seen[0].memory_gb) == \
         ("kmem-online", sc.pmem_gb, sc.memory_gb)
     assert seen[0].append == [*sc.append, "quiet"]
@@ -154,3 +156,21 @@ def test_other_os_errors_are_not_swallowed(monkeypatch):
     monkeypatch.setattr(testcmd, "run", broken)
     with pytest.raises(PermissionError):
         cli.main(["test", "--quick"])
+
+
+def test_check_judges_a_saved_console_without_booting(capsys):
+    log = str(DATA / "guest-fsdax-rebind.log")
+    rc = cli.main(["check", "fsdax-dev", log])
+    out = capsys.readouterr().out
+    assert rc == 0 and f"scenario fsdax-dev (lab), {log}: ok" in out
+    # The same console judged as another scenario's run fails, by name.
+    rc = cli.main(["check", "kmem-online", log])
+    assert rc == 1 and "FAILED: scenario did not report the hot-added memory blocks" in \
+        capsys.readouterr().out
+
+
+def test_check_of_a_missing_log_or_an_unknown_scenario_is_a_clear_error(capsys, tmp_path):
+    assert cli.main(["check", "fsdax-dev", str(tmp_path / "none.log")]) == 1
+    assert "memlab check: error: cannot read" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["check", "nope", str(tmp_path / "none.log")])

@@ -1,8 +1,8 @@
 """Console parsing on captured real guest logs (lab/tests/data/guest-*.log)."""
 from dataclasses import replace
 
-from memlab import console, scenarios
-from memlab.scenarios import check_kmem_online, check_pair, check_rebinds
+from memlab import catalog, console
+from memlab.checks import check_kmem_online, check_pair, check_rebinds
 from conftest import DATA
 
 
@@ -68,7 +68,7 @@ def test_memmap_line_is_parsed():
 
 
 def test_zeroing_log_passes_and_a_dirty_page_fails():
-    from memlab.scenarios import check_zeroing
+    from memlab.checks import check_zeroing
     con = console.parse(read("guest-hugetlb-zero.log"))
     assert con.failures == []
     assert check_zeroing(con, {"ALLOCS": "5"}) == []
@@ -79,7 +79,7 @@ def test_zeroing_log_passes_and_a_dirty_page_fails():
 
 
 def test_boot_memmap_log_has_one_timed_memmap_init_and_free():
-    from memlab.scenarios import check_boot_memmap
+    from memlab.checks import check_boot_memmap
     con = console.parse(read("guest-boot-memmap.log"))
     assert con.failures == []
     assert [(i.pages, i.ns) for i in con.boot_inits] == [(786301, 8064407)]
@@ -176,7 +176,7 @@ def test_kmem_memmap_on_memory_log_initializes_each_blocks_memmap_apart():
 
 
 def test_kmem_memmap_on_memory_debian_log_keeps_the_self_hosted_memmap_under_hvo():
-    sc = scenarios.get("kmem-memmap-on-memory")
+    sc = catalog.get("kmem-memmap-on-memory")
     assert sc.env["HVO"] == "1"
     con = console.parse(read("guest-kmem-memmap-on-memory-debian.log"))
     assert not con.failures
@@ -228,7 +228,7 @@ def test_a_bare_boot_without_timestamps_still_fails_on_bad_pages():
 
 
 def test_gigantic_log_passes_and_a_dirty_round_fails():
-    from memlab.scenarios import check_gigantic
+    from memlab.checks import check_gigantic
     con = console.parse(read("guest-hugetlb-1g.log"))
     assert con.failures == []
     assert check_gigantic(con, {"ROUNDS": "4"}) == []
@@ -246,7 +246,8 @@ def test_the_deferred_init_lines_are_parsed():
 
 
 def test_boot_fill_must_cover_its_share_and_read_back():
-    from memlab.scenarios import BOOT_FILL, check_memory_used
+    from memlab.checks import check_memory_used
+    from memlab.catalog import BOOT_FILL
     con = console.Console(results=[{"available_kb": "2048000", "fill_mib": "1504",
                                     "available_filled_kb": "500000", "bad_files": "0"}])
     assert check_memory_used(con, BOOT_FILL) == []        # 75% of 2000 MiB is 1500
@@ -263,7 +264,8 @@ def test_boot_fill_must_cover_its_share_and_read_back():
 
 
 def test_boot_deferred_log_has_a_deferred_init_per_node():
-    from memlab.scenarios import BOOT_FILL, check_boot_deferred
+    from memlab.checks import check_boot_deferred
+    from memlab.catalog import BOOT_FILL
     con = console.parse(read("guest-boot-deferred.log"))
     assert con.failures == []
     assert [(d.pages, d.ns) for d in con.deferred_inits] == [(215260, 171764138)]
@@ -282,7 +284,8 @@ def test_boot_deferred_log_has_a_deferred_init_per_node():
 
 
 def test_numa_log_has_every_node_and_region_where_asked():
-    from memlab.scenarios import check_numa, get
+    from memlab.checks import check_numa
+    from memlab.catalog import get
     env = get("numa-pmem").env
     con = console.parse(read("guest-numa-pmem.log"))
     assert con.failures == []
@@ -302,7 +305,8 @@ def test_numa_log_has_every_node_and_region_where_asked():
 
 
 def test_virtio_mem_log_plugs_uses_and_unplugs_every_cycle():
-    from memlab.scenarios import check_virtio_mem, get
+    from memlab.checks import check_virtio_mem
+    from memlab.catalog import get
     env = get("virtio-mem").env
     con = console.parse(read("guest-virtio-mem.log"))
     assert con.failures == []
@@ -323,7 +327,8 @@ def test_virtio_mem_log_plugs_uses_and_unplugs_every_cycle():
 
 
 def test_fault_inject_log_meets_every_fault_cleanly():
-    from memlab.scenarios import check_fault_inject, get
+    from memlab.checks import check_fault_inject
+    from memlab.catalog import get
     env = get("fault-inject").env
     con = console.parse(read("guest-fault-inject.log"))
     assert con.failures == []

@@ -62,7 +62,7 @@ def test_figures_tables_and_literal_braces_render():
     assert documents.render("write \\{{table NAME}} to get one", True) == \
         "write {{table NAME}} to get one"
     text = documents.render("{{table references}}", False)
-    assert text.startswith("  memlab report references: the reference postings")
+    assert text.startswith("  memlab report references: lab/data/postings.json: the postings")
     md = documents.render("{{table references}}", True)
     assert "| nd_pmem 100 GB rebind |" in md
 

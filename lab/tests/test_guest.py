@@ -1,7 +1,7 @@
 """Guest command lines and memory checks (no boot)."""
 import pytest
 
-from memlab import guest, hostinfo
+from memlab import accel, guest, hostinfo
 from memlab.runner import LabError
 
 
@@ -34,7 +34,7 @@ def test_unknown_scenario_is_a_clear_error():
 
 def test_build_product_paths_resolve_per_variant():
     from memlab import paths
-    from memlab.scenarios import resolve_env
+    from memlab.scenario import resolve_env
     env = resolve_env({"MODULE": "@out/lib/test_hmm.ko", "LOADS": "3"}, "base")
     assert env == {"MODULE": str(paths.out_dir("x86_64", "base", "lab") / "lib/test_hmm.ko"),
                    "LOADS": "3"}
@@ -51,7 +51,7 @@ def test_guest_boots_and_probe_run_virtme_ng_with_the_venv_on_path(monkeypatch, 
         return 0
 
     monkeypatch.setattr(guest, "run_logged", fake_run_logged)
-    monkeypatch.setattr(hostinfo, "run_logged", fake_run_logged)
+    monkeypatch.setattr(accel, "run_logged", fake_run_logged)
     monkeypatch.setattr(guest, "require_guest_tools", lambda: None)
     monkeypatch.setattr(deps, "ensure_virtme_ng", lambda: None)
     monkeypatch.setattr(paths, "LOGS", tmp_path)
@@ -60,7 +60,7 @@ def test_guest_boots_and_probe_run_virtme_ng_with_the_venv_on_path(monkeypatch, 
     image = tmp_path / "arch/x86/boot/bzImage"
     image.parent.mkdir(parents=True)
     image.write_text("")
-    assert hostinfo._probe_kvm(image)[0] is True
+    assert accel._probe_kvm(image)[0] is True
     assert guest.boot_and_run(guest.GuestSpec(script="hello")).exit_code == 0
     venv_bin = str(paths.VENV / "bin")
     assert len(seen) == 2
@@ -95,7 +95,7 @@ def test_cross_builds_name_their_toolchain(tmp_path):
 
 def test_the_callers_accelerator_is_obeyed(monkeypatch, tmp_path):
     # The guest layer boots what it is told: no probe, no fallback.
-    monkeypatch.setattr(hostinfo, "kvm_usable", lambda image: pytest.fail("probed"))
+    monkeypatch.setattr(accel, "kvm_usable", lambda image: pytest.fail("probed"))
     monkeypatch.setattr(hostinfo, "available_gb", lambda: 23.0)
     cmd = guest.vng_command(guest.GuestSpec(script="hello", accel="tcg"), tmp_path / "bzImage")
     assert "--disable-kvm" in cmd and "--qemu-opts" not in cmd
@@ -159,9 +159,9 @@ def test_sparc64_bare_boot_takes_one_cpu_and_powers_off(tmp_path):
 
 
 def test_numa_nodes_share_all_memory_and_name_cpus_the_guest_has(monkeypatch, tmp_path):
-    from memlab import scenarios
+    from memlab import catalog
     monkeypatch.setattr(hostinfo, "available_gb", lambda: 23.0)
-    spec = scenarios.get("numa-pmem").spec("patched", "debian")
+    spec = catalog.get("numa-pmem").spec("patched", "debian")
     cmd = guest.vng_command(spec, tmp_path / "bzImage")
     numa = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--numa"]
     assert numa == ["2G,cpus=0-1", "2G,cpus=2-3", "2G"]

@@ -143,32 +143,32 @@ def test_kept_symbols_are_mm_kconfig_and_the_listed_ones(tmp_path):
 
 
 def test_debian_guests_skip_what_debian_does_not_build():
-    from memlab import scenarios
+    from memlab import catalog, scenario
     for name in ("device-private", "hmm-tests"):
-        assert "debian" not in scenarios.get(name).configs, name
+        assert "debian" not in catalog.get(name).runs_on(), name
     for name in ("boot-deferred", "kmem-online", "kmem-memmap-on-memory", "fsdax-dev",
                  "hugetlb-1g", "hugetlb-1g-hvo", "numa-pmem"):
-        assert "debian" in scenarios.get(name).configs, name
-    assert "debian" not in scenarios.get("boot-memmap").configs   # it defers
+        assert "debian" in catalog.get(name).runs_on(), name
+    assert "debian" not in catalog.get("boot-memmap").runs_on()   # it defers
 
 
 def test_upstream_warnings_keep_guests_off_where_they_would_fire():
-    from memlab import scenarios
+    from memlab import catalog, scenario
     # The boot gigantic page's HVO warns under DEBUG_VM (6.12.117).
-    assert scenarios.get("hugetlb-1g-hvo").configs == ("lab", "defer", "debian")
+    assert catalog.get("hugetlb-1g-hvo").runs_on() == ("lab", "defer", "debian")
     # Hot-added memory's first free warns under allocation tag checks: the
     # guests that hot-add boot those kernels with the profiling off, only them.
-    assert scenarios.TAG_CHECKING_CONFIGS == ("debug",)
-    assert scenarios.PROFILING_OFF in scenarios.get("kmem-online").spec("patched", "debug").append
-    assert scenarios.PROFILING_OFF not in scenarios.get("kmem-online").spec("patched", "lab").append
-    assert scenarios.PROFILING_OFF not in scenarios.get("hugetlb-1g").spec("patched", "debug").append
-    assert [n for n, sc in scenarios.SCENARIOS.items() if sc.hot_adds] == [
+    assert scenario.TAG_CHECKING.names() == ("debug",)
+    assert scenario.PROFILING_OFF in catalog.get("kmem-online").spec("patched", "debug").append
+    assert scenario.PROFILING_OFF not in catalog.get("kmem-online").spec("patched", "lab").append
+    assert scenario.PROFILING_OFF not in catalog.get("hugetlb-1g").spec("patched", "debug").append
+    assert [n for n, sc in catalog.SCENARIOS.items() if sc.hot_adds] == [
         "kmem-online", "kmem-memmap-on-memory", "virtio-mem", "fault-inject", "fast-paths",
         *(f"without-{sw.name}" for sw in switches.SWITCHES)]
 
 
 def test_hvo_and_init_on_alloc_must_be_on_where_asked():
-    from memlab.scenarios import check_gigantic
+    from memlab.checks import check_gigantic
     from memlab.console import Console
     con = Console()
     con.results += [{"gigantic_pages": "1", "runtime_allocs": "0"}]
@@ -182,7 +182,7 @@ def test_hvo_and_init_on_alloc_must_be_on_where_asked():
 
 
 def test_runtime_gigantic_pages_must_show_hvo_free_and_restore_their_vmemmap():
-    from memlab.scenarios import GIGANTIC_HVO_PAGES, check_gigantic
+    from memlab.checks import GIGANTIC_HVO_PAGES, check_gigantic
     from memlab.console import Console
     assert GIGANTIC_HVO_PAGES == 4095
     con = Console()

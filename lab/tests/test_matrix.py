@@ -2,7 +2,7 @@
 fails on a new warning or any error of the series' build."""
 import pytest
 
-from memlab import cli, matrix
+from memlab import cli, commands, matrix
 from memlab.runner import LabError
 
 BASE_LOG = """\
@@ -67,7 +67,7 @@ def test_unknown_target_is_an_error(monkeypatch):
     with pytest.raises(LabError, match="unknown matrix target"):
         matrix.run(["vax"])
     with pytest.raises(SystemExit):
-        cli.parser().parse_args(["matrix", "--target", "vax"])
+        commands.parser().parse_args(["matrix", "--target", "vax"])
 
 
 def _prefix_run(monkeypatch, warns_in: str, tail: list[str]):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memlab import console, paths, scenarios, selftests
+from memlab import catalog, checks, console, paths, selftests
 
 
 def run(*lines: str, counted: int | None = None, plan: int | None = None,
@@ -73,14 +73,14 @@ def test_a_test_passing_on_a_later_run_is_no_regression_but_is_shown_and_recorde
     patched = run("selftest=mm:hugepage-mmap outcome=pass runs=2", *PASSING[1:], counted=2)
     assert selftests.run_again(base) == {}
     assert selftests.run_again(patched) == {"mm:hugepage-mmap": 2}
-    assert scenarios.compare_selftests("debian", base, patched) == []
+    assert checks.compare_selftests("debian", base, patched) == []
     assert ("selftests that failed on patched and were run again: "
             "mm:hugepage-mmap ended pass on run 2") in capsys.readouterr().out
     recorded = json.loads((tmp_path / "selftests" / "debian.json").read_text())
     assert recorded["tests"][0] == {"test": "mm:hugepage-mmap", "base": "pass",
                                     "patched": "pass", "patched_runs": 2}
     broken = run("selftest=mm:hugepage-mmap outcome=fail runs=3", *PASSING[1:], counted=2)
-    assert scenarios.compare_selftests("debian", base, broken) == [
+    assert checks.compare_selftests("debian", base, broken) == [
         "mm:hugepage-mmap: base pass, patched fail"]
 
 

@@ -1,7 +1,7 @@
 """Series files and `git am` failure reports."""
 import pytest
 
-from memlab.series import (APPLY_COMMAND, Series, hunk_header, parse_am_failure,
+from memlab.series import (Series, apply_command, hunk_header, parse_am_failure,
                            parse_am_run_failure, patch_subject, refresh_cover_letter,
                            write_series)
 from memlab.runner import LabError
@@ -78,5 +78,7 @@ def test_apply_failure_without_a_patch_name():
 
 def test_readme_and_cover_letter_give_the_apply_command_memlab_test_runs():
     repo = DATA.parents[2]
-    assert APPLY_COMMAND in (repo / "README.md").read_text()
-    assert APPLY_COMMAND in (repo / "patches" / "0000-cover-letter.patch").read_text()
+    command = apply_command(repo / "patches", repo)
+    assert command == "git am --empty=drop /path/to/memlab/patches/0*.patch"
+    assert command in (repo / "README.md").read_text()
+    assert command in (repo / "patches" / "0000-cover-letter.patch").read_text()

@@ -1,7 +1,7 @@
 """The off switches: what the kernel's reports must say with each."""
 import pytest
 
-from memlab import console, scenarios, switches
+from memlab import catalog, console, switches
 
 BOOT = "[    0.0] mminit::memmap_init node 0 zone Normal: 32768 pages {path}, {state}\n"
 DEFERRED = "[    2.0] mminit::memmap_init node 0 zone Normal: deferred pages {path}, {state}\n"
@@ -71,7 +71,7 @@ def test_a_kernel_that_reports_nothing_fails():
 
 def test_each_switch_boots_its_own_scenario_with_its_parameter():
     for sw in switches.SWITCHES:
-        sc = scenarios.get(f"without-{sw.name}")
+        sc = catalog.get(f"without-{sw.name}")
         assert sc.script == "fast-paths" and sc.env["SWITCH"] == sw.name
         assert sw.param in sc.append and "mminit_loglevel=3" in sc.append
-    assert scenarios.get("fast-paths").env["SWITCH"] == ""
+    assert catalog.get("fast-paths").env["SWITCH"] == ""

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from memlab import console, guest, scenarios, testcmd
+from memlab import catalog, checks, console, guest, testcmd
 from conftest import DATA
 
 
@@ -19,19 +19,19 @@ def _result(log: str, rc: int) -> guest.GuestResult:
 
 
 def test_expected_warn_passes_the_runner_self_test():
-    sc = scenarios.get("runner-catches-warn")
+    sc = catalog.get("runner-catches-warn")
     res = _result("guest-provoke-warn.log", 0)
     assert not res.ok
     assert sc.verdict(res) == []
 
 
 def test_runner_self_test_fails_when_no_warn_was_seen():
-    sc = scenarios.get("runner-catches-warn")
+    sc = catalog.get("runner-catches-warn")
     assert sc.verdict(_result("guest-hello.log", 0))
 
 
 def test_guest_script_failure_fails_the_scenario():
-    sc = scenarios.get("fsdax-dev")
+    sc = catalog.get("fsdax-dev")
     problems = sc.verdict(_result("guest-fsdax-rebind.log", 1))
     assert "guest script exited 1" in problems
 
@@ -42,7 +42,7 @@ def test_guest_script_failure_fails_the_scenario():
     ("rebind-stress", "guest-rebind-stress.log"),
 ])
 def test_a_good_run_passes_its_checks(name, log):
-    assert scenarios.get(name).verdict(_result(log, 0)) == []
+    assert catalog.get(name).verdict(_result(log, 0)) == []
 
 
 @pytest.mark.parametrize("name, log, rc, report, problem", [
@@ -58,14 +58,14 @@ def test_a_good_run_passes_its_checks(name, log):
      ("WARNING", "try_grab_folio"), "expected 10 cycles, saw 3"),
 ])
 def test_a_broken_template_fails_the_scenario(name, log, rc, report, problem):
-    problems = scenarios.get(name).verdict(_result(log, rc))
+    problems = catalog.get(name).verdict(_result(log, rc))
     kind, text = report
     assert any(p.startswith(kind) and text in p for p in problems)
     assert problem in problems
 
 
 def test_dax_fs_check_wants_every_round_used():
-    sc = scenarios.get("fsdax-fs-dev")
+    sc = catalog.get("fsdax-fs-dev")
     con = _result("guest-fsdax-fs.log", 0).console
     con.results = [r for r in con.results if r.get("files_used") != "2"]
     problems = " | ".join(sc.problems(con))
@@ -73,7 +73,7 @@ def test_dax_fs_check_wants_every_round_used():
 
 
 def test_devdax_check_wants_the_fork_check():
-    sc = scenarios.get("devdax-2m")
+    sc = catalog.get("devdax-2m")
     assert "the devdax mapping was not checked across fork" in \
         sc.verdict(_result("guest-devdax-rebind.log", 0))
     assert sc.verdict(_result("guest-devdax-fork.log", 0)) == []
@@ -95,9 +95,9 @@ def test_the_selftests_step_fails_on_a_test_that_ends_otherwise_on_patched(
     more check passes; a test passing on base only fails the step, named."""
     from memlab import guest, hostinfo, paths
     monkeypatch.setattr(paths, "RESULTS", tmp_path)
-    monkeypatch.setattr(hostinfo, "default_accel", lambda image: "tcg")
-    sc = scenarios.get("mm-selftests")
-    monkeypatch.setattr(scenarios, "SCENARIOS", {sc.name: sc})
+    monkeypatch.setattr(testcmd.accel, "default_accel", lambda image: "tcg")
+    sc = catalog.get("mm-selftests")
+    monkeypatch.setattr(testcmd, "SCENARIOS", {sc.name: sc})
     logs = {"base": "MEMLAB selftest=mm:cow outcome=pass runs=1\n",
             "patched": "MEMLAB selftest=mm:cow outcome=fail runs=1\n"}
 
@@ -108,19 +108,19 @@ def test_the_selftests_step_fails_on_a_test_that_ends_otherwise_on_patched(
                                      "selftests_hotplug_notifier=ran done=1\n")
         return guest.GuestResult(spec, 0, tmp_path / "log", console.parse(text), "tcg", 1.0)
     monkeypatch.setattr(guest, "boot_and_run", boot)
-    step = testcmd.run_guest("debian")
+    step = testcmd.run_guest("debian", full=True)
     assert (step.passed, step.failed) == (2, 1)
     assert ("mm-selftests, base against patched: FAILED: mm:cow: base pass, patched fail"
             in step.notes)
     recorded = json.loads((tmp_path / "selftests" / "debian.json").read_text())
     assert recorded["tests"][0] == {"test": "mm:cow", "base": "pass", "patched": "fail"}
     logs["patched"] = logs["base"]
-    step = testcmd.run_guest("debian")
+    step = testcmd.run_guest("debian", full=True)
     assert (step.passed, step.failed) == (3, 0)
 
 
 def test_hmm_tests_check_counts_every_case():
-    sc = scenarios.get("hmm-tests")
+    sc = catalog.get("hmm-tests")
     con = _result("guest-hmm-tests.log", 0).console
     for r in con.results:
         if "hmm_skip" in r:
@@ -129,7 +129,7 @@ def test_hmm_tests_check_counts_every_case():
 
 
 def test_rebind_stress_check_compares_each_cycles_data():
-    sc = scenarios.get("rebind-stress")
+    sc = catalog.get("rebind-stress")
     con = _result("guest-rebind-stress.log", 0).console
     cycle = next(r for r in con.results if r.get("cycle") == "4")
     cycle["checksum_rebound"] = "0" * 64
@@ -150,15 +150,51 @@ def test_the_test_plan_comes_from_the_architecture_table():
 
 def test_every_scenario_reports_done_or_fails():
     # done=1 is judged once, for every scenario, before its own checks.
-    sc = scenarios.get("boot-memmap")
+    sc = catalog.get("boot-memmap")
     con = console.parse("MEMLAB mem_total_kb=100\n")
     assert "scenario did not report done=1" in sc.problems(con)
 
 
 def test_the_scenario_table_is_whole():
     from memlab import paths
-    for sc in scenarios.SCENARIOS.values():
+    for sc in catalog.SCENARIOS.values():
         assert (paths.SCENARIOS / f"{sc.script}.sh").exists(), sc.name
-        assert set(sc.configs) <= set(scenarios.ALL_CONFIGS), sc.name
-    names = [row.name for sc in scenarios.SCENARIOS.values() for row in sc.bench]
-    assert len(names) == len(set(names)) == len(scenarios.bench_rows())
+        assert set(sc.runs_on()) <= set(catalog.ALL_CONFIGS), sc.name
+    names = [row.name for sc in catalog.SCENARIOS.values() for row in sc.bench]
+    assert len(names) == len(set(names)) == len(catalog.bench_rows())
+
+
+def test_the_default_plan_runs_each_scenario_once_and_full_all_of_them():
+    from memlab import arches, catalog
+    default = {c: {sc.name for sc in testcmd.patched_scenarios(c, False)}
+               for c in testcmd.default_configs()}
+    assert testcmd.default_configs() == ("lab", "defer")
+    assert default["lab"] & default["defer"] == set()
+    assert "boot-deferred" in default["defer"] and "fast-paths" in default["defer"]
+    for sc in catalog.SCENARIOS.values():
+        first = next((c for c in sc.runs_on() if c in default), None)
+        assert first is None or sc.name in default[first], sc.name
+    for config in arches.guest().test_configs:
+        assert {sc.name for sc in testcmd.patched_scenarios(config, True)} == \
+            {sc.name for sc in catalog.SCENARIOS.values() if config in sc.runs_on()}
+
+
+def test_full_runs_every_step_of_the_default_plan_and_more():
+    default = [t.name for t in testcmd.plan()]
+    full = [t.name for t in testcmd.plan(full=True)]
+    assert set(default) <= set(full)
+    assert {"build lab base", "build highmem i386", "bench --quick", "matrix", "package",
+            "image", "build debian base", "guest debian"} <= set(full) - set(default)
+    # What a step needs runs before it.
+    for plan in (testcmd.plan(), testcmd.plan(full=True)):
+        seen: set[str] = set()
+        for t in plan:
+            assert set(t.needs) <= seen, t.name
+            seen.add(t.name)
+
+
+def test_skipping_a_kind_leaves_out_its_steps_and_those_that_need_them():
+    names = [t.name for t in testcmd.plan(skip={"build"})]
+    assert not any(n.startswith(("build", "kunit", "guest")) for n in names)
+    assert [t.name for t in testcmd.plan(quick=True)] == [
+        "pytest", "mypy", "uploads", "source", "apply", "work tree", "checkpatch"]

@@ -39,8 +39,10 @@ total_before=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)
 ndctl create-namespace -f -e namespace0.0 -m devdax -a 2M >/dev/null ||
 	fail "ndctl create-namespace devdax"
 udevadm settle --timeout=60 || true
-daxctl reconfigure-device --mode=system-ram dax0.0 >/dev/null ||
-	fail "daxctl reconfigure-device --mode=system-ram dax0.0"
+# Debian's kernels online hot-added memory as it is added
+# (auto_online_blocks "online"): --force lets the kernel do so.
+daxctl reconfigure-device --mode=system-ram --force dax0.0 >/dev/null ||
+	fail "daxctl reconfigure-device --mode=system-ram --force dax0.0"
 settle
 total_after=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)
 online=$(daxctl list -d dax0.0 | tr -d ' \n' | grep -o '"online_memblocks":[0-9]*' |

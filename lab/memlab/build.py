@@ -6,6 +6,7 @@ import hashlib
 import json
 import lzma
 import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,6 +104,22 @@ class _Wanted:
                     f"on differ from Debian's {self.flavour} config (Debian's value "
                     "wanted):\n  " + "\n  ".join(str(b) for b in changed))
         return ""
+
+
+def ccache_stats() -> dict[str, int]:
+    """The compiler cache's counters (ccache --print-stats); empty when
+    ccache is not installed yet (nothing cached)."""
+    try:
+        res = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True,
+                             env=build_env(), check=False)
+    except OSError:
+        return {}
+    stats = {}
+    for line in res.stdout.splitlines():
+        key, _, value = line.partition("\t")
+        if value.strip().isdigit():
+            stats[key] = int(value)
+    return stats
 
 
 def configure(tree: Path, out: Path, arch: str, variant: str, config: str,

@@ -7,25 +7,15 @@ record is results/ci/cold.json; any other run's is results/ci/warm.json.
 """
 from __future__ import annotations
 
-import subprocess
-
 from . import build, testcmd
 from .runner import say
 from .runrecord import CI_RESULTS, RunRecord, totals
 
 
-def ccache_files() -> int | None:
-    """Entries in the compiler cache the builds use; None when unknown."""
-    try:
-        res = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True,
-                             env=build.build_env(), check=False)
-    except OSError:
-        return 0     # not installed yet (`memlab test` installs it): nothing cached
-    for line in res.stdout.splitlines():
-        key, _, value = line.partition("\t")
-        if key == "files_in_cache" and value.strip().isdigit():
-            return int(value)
-    return None
+def ccache_files() -> int:
+    """Entries in the compiler cache the builds use (0 before ccache is
+    installed: `memlab test` installs it)."""
+    return build.ccache_stats().get("files_in_cache", 0)
 
 
 def run() -> int:

@@ -31,7 +31,7 @@ GUEST_DIR = "/usr/local/lib/memlab"
 SCRIPT = "debian-image"
 UNIT = "memlab-test.service"
 # What the test needs from Debian beyond a minimal system.
-PACKAGES = ("systemd-sysv", "udev", "kmod", "initramfs-tools", "ndctl", "daxctl",
+PACKAGES = ("systemd-sysv", "dbus", "udev", "kmod", "initramfs-tools", "ndctl", "daxctl",
             "linux-base")
 APT_PACKAGES = ["mmdebstrap", "e2fsprogs", *arches.guest().qemu_packages]
 # The machine: RAM, and a legacy pmem region carved out of it at 4 GB.
@@ -50,7 +50,7 @@ def unit_file() -> str:
         "Wants=systemd-udev-settle.service",
         "[Service]",
         "Type=oneshot",
-        f"ExecStart={GUEST_DIR}/{SCRIPT}.sh",
+        f"ExecStart=/bin/sh {GUEST_DIR}/{SCRIPT}.sh",
         "ExecStopPost=/bin/systemctl poweroff --no-block",
         "StandardOutput=tty",
         "StandardError=tty",
@@ -67,8 +67,10 @@ def stock_package(flavour: str) -> str:
     return sources.archive().depends(f"linux-image-{flavour}", base.version)[0]
 
 
-def _stamp(debs: list[Path], stock: str) -> str:
-    h = hashlib.sha256(stock.encode())
+def _stamp(debs: list[Path], stock: str, hooks: list[str]) -> str:
+    """What the image is made of: the packages, the stock kernel, how it is
+    set up, the test."""
+    h = hashlib.sha256("\n".join([stock, *hooks]).encode())
     for deb in debs:
         h.update(deb.name.encode())
         h.update(hashlib.sha256(deb.read_bytes()).digest())
@@ -78,37 +80,45 @@ def _stamp(debs: list[Path], stock: str) -> str:
     return h.hexdigest()
 
 
-def make_image(built: package.Packages) -> None:
-    """The root file system with both kernels, and its ext4 image; made
-    again when the packages, the stock kernel or the test changed."""
-    base = kernel_base.current()
-    stock = stock_package(built.flavour)
-    stamp_file = IMAGE_DIR / ".memlab-image"
-    stamp = _stamp(built.debs, stock)
-    if IMAGE.exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
-        return
-    deps.apt_install(APT_PACKAGES)
-    shutil.rmtree(IMAGE_DIR, ignore_errors=True)
-    IMAGE_DIR.mkdir(parents=True)
-    log = paths.LOGS / "debian-image.log"
-    log.write_text("")
-    sources = [f"deb {mirror(s)} {s} main" for s in base.release_suites]
-    staged = IMAGE_DIR / "debs"
-    staged.mkdir()
-    for deb in built.debs:
-        shutil.copy2(deb, staged / deb.name)
-    (IMAGE_DIR / UNIT).write_text(unit_file())
-    hooks = [
-        f'copy-in {" ".join(str(d) for d in sorted(staged.iterdir()))} /tmp',
+def _hooks(staged: list[Path]) -> list[str]:
+    """mmdebstrap's customize hooks: the packages installed with dpkg -i,
+    the test and its unit, the machine's few files."""
+    return [
+        f'copy-in {" ".join(str(d) for d in staged)} /tmp',
         'chroot "$1" sh -c "dpkg -i /tmp/*.deb && rm /tmp/*.deb"',
         f'mkdir -p "$1{GUEST_DIR}"',
         f'copy-in {paths.SCENARIOS / (SCRIPT + ".sh")} {paths.SCENARIOS / "lib.sh"} '
         f'{GUEST_DIR}',
         f'copy-in {IMAGE_DIR / UNIT} /etc/systemd/system',
         f'chroot "$1" systemctl enable {UNIT}',
+        # A getty on the serial console would hang up the test writing there.
+        'chroot "$1" systemctl mask serial-getty@ttyS0.service',
         'echo "/dev/vda / ext4 rw 0 1" > "$1/etc/fstab"',
         'echo memlab > "$1/etc/hostname"',
     ]
+
+
+def make_image(built: package.Packages) -> None:
+    """The root file system with both kernels, and its ext4 image; made
+    again when the packages, the stock kernel or the test changed."""
+    base = kernel_base.current()
+    stock = stock_package(built.flavour)
+    staged_dir = IMAGE_DIR / "debs"
+    staged = [staged_dir / deb.name for deb in built.debs]
+    hooks = _hooks(staged)
+    stamp_file = IMAGE_DIR / ".memlab-image"
+    stamp = _stamp(built.debs, stock, hooks)
+    if IMAGE.exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
+        return
+    deps.apt_install(APT_PACKAGES)
+    shutil.rmtree(IMAGE_DIR, ignore_errors=True)
+    staged_dir.mkdir(parents=True)
+    log = paths.LOGS / "debian-image.log"
+    log.write_text("")
+    sources = [f"deb {mirror(s)} {s} main" for s in base.release_suites]
+    for deb in built.debs:
+        shutil.copy2(deb, staged_dir / deb.name)
+    (IMAGE_DIR / UNIT).write_text(unit_file())
     cmd = ["mmdebstrap", "--variant=minbase", "--mode=root",
            f"--include={','.join([*PACKAGES, f'{stock}={base.version}'])}",
            *(f"--customize-hook={h}" for h in hooks), base.release, str(ROOT), *sources]

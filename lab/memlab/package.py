@@ -10,11 +10,13 @@ so Debian's kernel stays in the boot menu as the way back, and the package
 version is Debian's with "+memlab<N>" appended, which sorts after it."""
 from __future__ import annotations
 
+import json
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import build, deps, kconfig, kernel_base, kernel_tree, paths
+from . import build, deps, kconfig, kernel_base, kernel_tree, paths, provenance
 from .runner import LabError, run_logged, say
 
 # Debian's kernel flavours of amd64 the verb builds, by the name Debian's
@@ -108,6 +110,7 @@ def build_packages(flavour: str = DEFAULT_FLAVOUR) -> Packages:
         old.unlink()
     log = paths.LOGS / f"package-{flavour}.log"
     log.write_text("")
+    start, before = time.monotonic(), build.ccache_stats()
     debian = build.debian_dotconfig(FLAVOURS[flavour], "x86_64")
     (out / ".config").write_text(handbook_config(debian, flavour))
     make = ["make", "-C", str(tree), *build.make_args("x86_64", out),
@@ -129,12 +132,34 @@ def build_packages(flavour: str = DEFAULT_FLAVOUR) -> Packages:
                expected_lines=build.expected_lines(out))
     built = Packages(flavour, rel, version, _debs(directory, "image", rel, version),
                      _debs(directory, "headers", rel, version))
+    after = build.ccache_stats()
+    record(built, time.monotonic() - start,
+           {k: after.get(k, 0) - before.get(k, 0) for k in CCACHE_COUNTERS})
     # linux-libc-dev and the like: not the kernel's; left out of what ships.
     for extra in directory.glob("*.deb"):
         if extra not in built.debs:
             extra.unlink()
     say("packages: " + ", ".join(str(d.relative_to(paths.REPO)) for d in built.debs))
     return built
+
+
+# The compiler cache's counters a build's record keeps: how cold it was.
+CCACHE_COUNTERS = ("direct_cache_hit", "preprocessed_cache_hit", "cache_miss")
+RECORDS = paths.RESULTS / "packages"
+
+
+def record(built: Packages, seconds: float, ccache: dict[str, int]) -> Path:
+    """The build's time and how much of it the compiler cache served, in
+    results/packages/FLAVOUR.json."""
+    hits = ccache["direct_cache_hit"] + ccache["preprocessed_cache_hit"]
+    path = RECORDS / f"{built.flavour}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "flavour": built.flavour,
+        "release": built.release, "version": built.version, "seconds": round(seconds),
+        "compiler_cache": {"hits": hits, "misses": ccache["cache_miss"]},
+        "provenance": provenance.now().to_json()}, indent=1) + "\n")
+    return path
 
 
 def built(flavour: str = DEFAULT_FLAVOUR) -> Packages:

@@ -367,8 +367,9 @@ def proof_table() -> Table:
     if full:
         sources.append(f"results/test/full.json: {full.date}, commit {full.commit}, "
                        f"{provenance.state(full.provenance)} (`memlab test --full`)")
-    sources += [f"results/selftests/{arches.DEBIAN_CONFIG}.json", "results/breaks.json",
-                "results/matrix.json"]
+    sources += [f"results/selftests/{arches.DEBIAN_CONFIG}.json (`memlab test --full`)",
+                "results/breaks.json (each break run by hand, docs/testing.md)",
+                "results/matrix.json (`memlab matrix`)"]
     return Table("; ".join(sources), ["proof", "kernel", "result"], rows,
                  [r[0] or "" for r in rows], trailing_text=2)
 
@@ -393,7 +394,8 @@ def breaks_table(group: str) -> Table:
         return by + (f" ({e['failed_cases']} cases fail)" if "failed_cases" in e else "")
     rows = [[e["break"], caught(e), e.get("how", ""), e.get("not_caught_by", "")]
             for e in entries]
-    return Table("results/breaks.json: local edits, rebuilt, reverted", header, rows,
+    return Table("results/breaks.json: local edits, rebuilt, run, reverted, recorded by hand "
+                 "(docs/testing.md)", header, rows,
                  [r[0] for r in rows], trailing_text=3)
 
 
@@ -487,6 +489,23 @@ def debian_image_table() -> Table:
     return Table(caption, header, rows, ["base", "patched"], trailing_text=3)
 
 
+def packages_table() -> Table:
+    """Each flavour's last package build (results/packages/): its time and
+    how much of it the compiler cache served."""
+    rows = []
+    for path in sorted((R / "packages").glob("*.json")):
+        data = json.loads(path.read_text())
+        cache = data["compiler_cache"]
+        total = cache["hits"] + cache["misses"]
+        share = f"{100 * cache['hits'] / total:.0f}%" if total else "n/a"
+        rows.append([data["flavour"], f"{data['seconds'] / 60:.0f} min", share,
+                     f"`{data['release']}` {data['version']}", data["date"],
+                     provenance.state(data.get("provenance"))])
+    return Table("results/packages/FLAVOUR.json, 2 cores; `memlab package --flavour FLAVOUR`",
+                 ["flavour", "build time", "compiler cache hits", "package", "built",
+                  "code"], rows, [r[0] for r in rows], trailing_text=3)
+
+
 def bases_table() -> Table:
     """The kernel bases, one row each (kernel_base.py)."""
     rows = [[f"Linux {b.name}", f"`{b.package}` {b.version}", b.release,
@@ -542,5 +561,6 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
     "switches": switches_table,
     "modules": modules_block,
     "bases": bases_table,
+    "packages": packages_table,
     "debian-image": debian_image_table,
 }

@@ -75,3 +75,16 @@ def test_each_switch_boots_its_own_scenario_with_its_parameter():
         assert sc.script == "fast-paths" and sc.env["SWITCH"] == sw.name
         assert sw.param in sc.append and "mminit_loglevel=3" in sc.append
     assert catalog.get("fast-paths").env["SWITCH"] == ""
+
+
+def test_captured_consoles_of_the_defer_kernel_pass_their_own_switch_only():
+    from conftest import DATA
+    from memlab.checks import check_fast_paths
+    for log, switch in (("guest-fast-paths.log", ""),
+                        ("guest-without-memmap_single_pass.log", "memmap_single_pass")):
+        con = console.parse((DATA / log).read_text())
+        assert not con.failures
+        env = {"SWITCH": switch, "CPUS": "2"}
+        assert check_fast_paths(con, env) == [], log
+        for other in set(REPORTS) - {switch}:
+            assert check_fast_paths(con, {**env, "SWITCH": other}), (log, other)

@@ -127,7 +127,7 @@ def parser() -> argparse.ArgumentParser:
                        "modules (make bindeb-pkg), in build/package/FLAVOUR/")
     s.add_argument("--flavour", choices=list(package.FLAVOURS), default=package.DEFAULT_FLAVOUR,
                    help=f"Debian's kernel flavour (default {package.DEFAULT_FLAVOUR}; amd64: "
-                   "the full module set, several hours on 2 cores)")
+                   "Debian's full module set; docs/operators.md has each flavour's build time)")
 
     s = sub.add_parser("image", help="a Debian system made from Debian's packages with "
                        "Debian's kernel and the package beside it, booted under QEMU on each "
@@ -135,7 +135,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--flavour", choices=list(package.FLAVOURS), default=package.DEFAULT_FLAVOUR,
                    help="the flavour whose package `memlab package` built")
 
-    sub.add_parser("ci", help="what .ci/run runs: test, then bench --quick, each "
+    sub.add_parser("ci", help="what .ci/run runs: the default plan of test, each "
                    "step's time recorded in results/ci/ (cold.json when ccache was empty)")
 
     s = sub.add_parser("report", help="write README.md, docs/ and the cover letter from "

@@ -332,11 +332,16 @@ def sync_variant_tree(variant: str) -> Path:
     return tree
 
 
+FORMAT_PATCH_ATTRIBUTES = paths.REPO / "lab" / "data" / "format-patch.gitattributes"
+
+
 def _format_patches(rev_range: str, dest: Path, subject_prefix: str) -> list[str]:
     dest.mkdir(parents=True, exist_ok=True)
     # Full blob ids: abbreviated ones grow with the object count (e.g.
     # after a gc), which would make `export --check` flap.
-    out = git("format-patch", "--zero-commit", "--no-signature", "--full-index",
+    out = git("-c", f"core.attributesFile={FORMAT_PATCH_ATTRIBUTES}",
+              "-c", "diff.nofunc.xfuncname=$^",  # a pattern no line matches
+              "format-patch", "--zero-commit", "--no-signature", "--full-index",
               "--no-numbered", f"--subject-prefix={subject_prefix}", "-o", str(dest),
               rev_range)
     return [Path(p).name for p in out.splitlines() if p.strip()]

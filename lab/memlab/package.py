@@ -11,6 +11,8 @@ version is Debian's with "+memlab<N>" appended, which sorts after it."""
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import subprocess
 import time
 from dataclasses import dataclass
@@ -22,8 +24,8 @@ from .runner import LabError, run_logged, say
 # Debian's kernel flavours of amd64 the verb builds, by the name Debian's
 # packages use: their configurations in linux-config.
 FLAVOURS = {
-    "cloud-amd64": "amd64_none_cloud-amd64",    # virtual machines: ~1100 modules
-    "amd64": "amd64_none_amd64",                # every PC: ~4000 modules
+    "cloud-amd64": "amd64_none_cloud-amd64",    # virtual machines
+    "amd64": "amd64_none_amd64",                # every PC
 }
 DEFAULT_FLAVOUR = "cloud-amd64"
 PACKAGES = paths.BUILD / "package"
@@ -56,23 +58,24 @@ def release(flavour: str) -> str:
     return f"{upstream}{local_version(flavour)}"
 
 
-def package_version() -> str:
+def package_version(count: str | None = None) -> str:
     """Debian's version of the base with "+memlab<N>", N the project's
     commit count: after Debian's own package of that version, and after
     the packages of earlier commits."""
-    res = subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=paths.REPO,
-                         capture_output=True, text=True, check=False)
-    count = res.stdout.strip() if res.returncode == 0 else "0"
+    if count is None:
+        res = subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=paths.REPO,
+                             capture_output=True, text=True, check=False)
+        count = res.stdout.strip() if res.returncode == 0 else "0"
     return f"{kernel_base.current().version}+memlab{count}"
 
 
-def handbook_config(debian: str, flavour: str) -> str:
-    """Debian's configuration of @flavour, changed as the handbook changes
-    it for a local build: a release name of its own, no debug info (no -dbg
-    package; the build is several times faster), and the modules signed
-    with a key made for the build, so that the kernel loads them without
-    tainting itself (Debian's signing key stays Debian's)."""
-    opts: kconfig.Options = {
+def handbook_options(flavour: str) -> kconfig.Options:
+    """What the build changes in Debian's configuration of @flavour, as the
+    handbook does for a local build: a release name of its own, no debug
+    info (no -dbg package; a shorter build), and the modules signed with a
+    key made for the build, so that the kernel loads them without tainting
+    itself (Debian's signing key stays Debian's)."""
+    return {
         "CONFIG_LOCALVERSION": f'"{local_version(flavour)}"',
         "CONFIG_DEBUG_INFO_NONE": "y",
         "CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT": "n",
@@ -82,7 +85,51 @@ def handbook_config(debian: str, flavour: str) -> str:
         "CONFIG_MODULE_SIG_KEY": '"certs/signing_key.pem"',
         "CONFIG_SYSTEM_TRUSTED_KEYS": '""',
     }
-    return kconfig.merge(debian, opts)
+
+
+def handbook_config(debian: str, flavour: str) -> str:
+    return kconfig.merge(debian, handbook_options(flavour))
+
+
+def make_variables(version: str) -> list[str]:
+    """bindeb-pkg's variables: the package version, and -d for dpkg: the
+    build dependencies name gcc-x86-64-linux-gnu, the cross compiler of
+    other architectures' Debian, for the headers' programs; on amd64 the
+    native gcc builds them, which dpkg cannot tell. LOCALVERSION is set,
+    even empty, so that a git tree adds no "+" to the release."""
+    return ["LOCALVERSION=", f"KDEB_PKGVERSION={version}", "DPKG_FLAGS=-d"]
+
+
+def _scripts_config(name: str, value: str) -> str:
+    """One option in the words of the kernel's scripts/config."""
+    name = name.removeprefix("CONFIG_")
+    if value.startswith('"'):
+        return f"--set-str {name} {shlex.quote(value[1:-1])}"
+    return f"--{'enable' if value == 'y' else 'disable'} {name}"
+
+
+def by_hand(flavour: str) -> list[str]:
+    """The shell commands that build the packages of @flavour without the
+    lab, on a Debian machine, as root, from a checkout of the project."""
+    base = kernel_base.current()
+    tools = deps.APT_GROUPS["build"] + APT_PACKAGES + ["git"]
+    config = " ".join(_scripts_config(name, value)
+                      for name, value in handbook_options(flavour).items())
+    return [
+        f"apt-get install {base.package} {base.config_package} "
+        + " ".join(t for t in tools if t != "ccache"),
+        "memlab=$PWD; mkdir ../linux && cd ../linux",
+        f"tar xaf /usr/src/{base.package}.tar.xz --strip-components=1",
+        # -f: Debian's .gitignore ignores every top-level entry.
+        "git init -q && git config user.name local && git config user.email root@localhost",
+        "git add -A -f . && git commit -qm pristine",
+        'git am --empty=drop "$memlab"/patches/0*.patch "$memlab"/patches/stable/0*.patch',
+        f"xzcat /usr/src/{base.config_package}/config.{FLAVOURS[flavour]}.xz > .config",
+        f"scripts/config {config}",
+        "make olddefconfig",
+        'n=$(git -C "$memlab" rev-list --count HEAD)',
+        f'make -j"$(nproc)" {" ".join(make_variables(package_version("$n")))} bindeb-pkg',
+    ]
 
 
 def _debs(directory: Path, kind: str, rel: str, version: str) -> Path:
@@ -113,9 +160,7 @@ def build_packages(flavour: str = DEFAULT_FLAVOUR) -> Packages:
     start, before = time.monotonic(), build.ccache_stats()
     debian = build.debian_dotconfig(FLAVOURS[flavour], "x86_64")
     (out / ".config").write_text(handbook_config(debian, flavour))
-    make = ["make", "-C", str(tree), *build.make_args("x86_64", out),
-            # Set, even empty, so that the git tree adds no "+" to the release.
-            "LOCALVERSION="]
+    make = ["make", "-C", str(tree), *build.make_args("x86_64", out)]
     env = build.build_env()
     run_logged(make + ["olddefconfig"], log, f"configure: Debian's {flavour} config",
                env=env)
@@ -124,10 +169,7 @@ def build_packages(flavour: str = DEFAULT_FLAVOUR) -> Packages:
         raise LabError(f"the {flavour} config lost its release name (see {log})")
     version = package_version()
     rel = release(flavour)
-    # -d: its build dependencies name gcc-x86-64-linux-gnu, the cross
-    # compiler of other architectures' Debian, for the headers' programs;
-    # on amd64 the native gcc builds them, which dpkg cannot tell.
-    run_logged(make + [f"KDEB_PKGVERSION={version}", "DPKG_FLAGS=-d", "bindeb-pkg"], log,
+    run_logged(make + make_variables(version) + ["bindeb-pkg"], log,
                f"make bindeb-pkg ({flavour}, {rel} {version})", env=env,
                expected_lines=build.expected_lines(out))
     built = Packages(flavour, rel, version, _debs(directory, "image", rel, version),
@@ -158,6 +200,7 @@ def record(built: Packages, seconds: float, ccache: dict[str, int]) -> Path:
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "flavour": built.flavour,
         "release": built.release, "version": built.version, "seconds": round(seconds),
         "compiler_cache": {"hits": hits, "misses": ccache["cache_miss"]},
+        "cpus": os.cpu_count(),
         "provenance": provenance.now().to_json()}, indent=1) + "\n")
     return path
 

@@ -41,7 +41,7 @@ def summary(result: Result, outdir: Path) -> Path:
     ax.barh([i - 0.2 for i in y], ours, height=0.4, label="this run: patched/base")
     ref_y = [i + 0.2 for i, r in zip(y, refs) if r is not None]
     ax.barh(ref_y, [r for r in refs if r is not None], height=0.4,
-            label="reference posting (real hardware)")
+            label="posting (quoted)")
     for i, v in zip(y, ours):
         ax.text(v + 0.01, i - 0.2, f"{v:.3f}", va="center", fontsize=8)
     ax.axvline(1.0, color="grey", linewidth=0.8)

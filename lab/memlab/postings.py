@@ -1,5 +1,5 @@
 """The public postings the documents quote, and the figures each
-measured on real hardware (lab/data/postings.json): what a bench row is
+measured, and where (lab/data/postings.json): what a bench row is
 printed beside. Quoted, never reproduced by the lab."""
 from __future__ import annotations
 

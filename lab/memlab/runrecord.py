@@ -28,6 +28,9 @@ class StepRecord:
     failed: int
     seconds: float
     skipped: int = 0
+    # The guest steps' passing runs by name ("fast-paths", "pmem (base)"),
+    # so that a document can cite the run that proves one scenario.
+    passed_cases: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import (arches, bench, commands, figures, kernel_base, matrix, native, paths,
-               postings, provenance, selftests, switches)
+from . import (arches, bench, commands, figures, kernel_base, matrix, native, package,
+               paths, postings, provenance, selftests, switches)
 from .catalog import SCENARIOS, bench_rows
 from .figures import duration
 from .floors import FLOORS
@@ -103,7 +103,7 @@ def bench_table(source: Path, names: list[str] | None = None, per_page: bool = F
     result = Result.load(source)
     header = ["scenario", "base", "patched", "patched/base"]
     header += ["instructions per page"] if per_page else []
-    header += ["reference posting (real hardware)"] if references else []
+    header += ["posting (quoted)"] if references else []
     names = names or list(result.rows)
     rows = []
     for name in names:
@@ -215,11 +215,10 @@ def postings_table() -> Table:
 
 def references_table() -> Table:
     refs = {n: r.reference for n, r in bench_rows().items() if isinstance(r.reference, Reference)}
-    rows = [[ref.what, f"{ref.base:g} {ref.unit}", f"{ref.patched:g} {ref.unit}",
+    rows = [[ref.what, ref.where, f"{ref.base:g} {ref.unit}", f"{ref.patched:g} {ref.unit}",
              f"{ref.ratio:.3f}"] for ref in refs.values()]
-    return Table("lab/data/postings.json: the postings' own figures, real hardware, "
-                 "quoted (not measured by the lab)", ["posting", "base", "patched",
-                                                      "patched/base"],
+    return Table("lab/data/postings.json: the postings' own figures, quoted (not measured "
+                 "by the lab)", ["posting", "measured on", "base", "patched", "patched/base"],
                  rows, [r[0] for r in rows])
 
 
@@ -305,12 +304,11 @@ def _guest_cell(rec: RunRecord | None, step: str) -> str:
     return _step_cell(rec, step, lambda s: f"{s.passed} of {s.passed + s.failed} runs pass")
 
 
-def _build_cell(rec: RunRecord, step: str) -> str:
-    s = rec.step(step)
-    return "not run" if s is None else "failed" if s.failed else "ok"
+def _build_cell(rec: RunRecord | None, step: str) -> str:
+    return _step_cell(rec, step, lambda s: "failed" if s.failed else "ok")
 
 
-def _prefixes_cell(rec: RunRecord) -> str:
+def _prefixes_cell(rec: RunRecord | None) -> str:
     return _step_cell(rec, "prefixes", lambda s: f"{s.passed} of {s.passed + s.failed} clean")
 
 
@@ -348,8 +346,8 @@ def proof_table() -> Table:
         ["", "debian (Debian's own config: NUMA, deferred init, init_on_alloc)",
          _kunit_cell(full, f"kunit {arches.DEBIAN_CONFIG}")],
         ["Guest scenarios (QEMU): data, page counts, console clean",
-         "lab, patched and base", _guest_cell(default, "guest lab")],
-        ["", "defer", _guest_cell(default, "guest defer")],
+         "lab, patched and base", _guest_cell(full, "guest lab")],
+        ["", "defer", _guest_cell(full, "guest defer")],
         ["", "vm", _guest_cell(full, "guest vm")],
         ["", "debug", _guest_cell(full, "guest debug")],
         ["", "debian, patched and base", _guest_cell(full, f"guest {arches.DEBIAN_CONFIG}")],
@@ -357,9 +355,9 @@ def proof_table() -> Table:
          "debian", selftests.recorded(arches.DEBIAN_CONFIG)],
         ["Deliberately broken fast paths", "KUnit", caught("kunit")],
         ["", "guest scenarios", caught("guests")],
-        ["Builds", "i386 HIGHMEM (compile)", _build_cell(default, "build highmem i386")],
+        ["Builds", "i386 HIGHMEM (compile)", _build_cell(full, "build highmem i386")],
         ["", "every prefix, and the clearing patches alone: W=1, x86-64 and arm64",
-         _prefixes_cell(default)],
+         _prefixes_cell(full)],
         ["", "compile matrix: W=1, series vs pristine", _matrix_cell()],
     ]
     sources = [f"results/test/default.json: {default.date}, commit {default.commit}, "
@@ -451,12 +449,22 @@ def cli_block() -> list[str]:
 
 
 def switches_table() -> Table:
-    """The boot parameters that turn a fast path off, and the guest that
-    shows each taking the slow path."""
-    rows = [[f"`{sw.param}`", sw.turns_off, f"`without-{sw.name}`"]
+    """The boot parameters that turn a fast path off, and the guest runs of
+    the last `memlab test --full` that show each taking the slow path."""
+    full = _record_or_none(TEST_RESULTS / "full.json")
+    guests = [s for s in full.steps if s.name.startswith("guest ")] if full else []
+
+    def proof(scenario: str) -> str:
+        configs = [s.name.removeprefix("guest ") for s in guests if scenario in s.passed_cases]
+        return (f"`{scenario}` passed on " + ", ".join(configs) if configs
+                else f"`{scenario}`: no passing run recorded")
+
+    rows = [[f"`{sw.param}`", sw.turns_off, proof(f"without-{sw.name}")]
             for sw in switches.SWITCHES]
-    return Table("lab/memlab/switches.py; each proven by its guest scenario (memlab test)",
-                 ["boot parameter", "turns off", "proven by"], rows,
+    source = (f"results/test/full.json: {full.date}, {provenance.state(full.provenance)}"
+              if full else "results/test/full.json: not recorded")
+    return Table(f"lab/memlab/switches.py; {source} (`memlab test --full`)",
+                 ["boot parameter", "turns off", "guest run that shows the slow path"], rows,
                  [sw.param for sw in switches.SWITCHES], trailing_text=2)
 
 
@@ -498,12 +506,20 @@ def packages_table() -> Table:
         cache = data["compiler_cache"]
         total = cache["hits"] + cache["misses"]
         share = f"{100 * cache['hits'] / total:.0f}%" if total else "n/a"
+        host = (data.get("provenance") or {}).get("host_cpu", "host not recorded")
         rows.append([data["flavour"], f"{data['seconds'] / 60:.0f} min", share,
+                     f"{data.get('cpus', '?')} CPUs of {host}",
                      f"`{data['release']}` {data['version']}", data["date"],
                      provenance.state(data.get("provenance"))])
-    return Table("results/packages/FLAVOUR.json, 2 cores; `memlab package --flavour FLAVOUR`",
-                 ["flavour", "build time", "compiler cache hits", "package", "built",
-                  "code"], rows, [r[0] for r in rows], trailing_text=3)
+    return Table("results/packages/FLAVOUR.json; `memlab package --flavour FLAVOUR`",
+                 ["flavour", "build time", "compiler cache hits", "machine", "package",
+                  "built", "code"], rows, [r[0] for r in rows], trailing_text=3)
+
+
+def package_by_hand_block() -> list[str]:
+    """What `memlab package` does, as shell commands for a machine without
+    the lab (package.by_hand(), the recipe the verb runs)."""
+    return ["```sh", *package.by_hand(package.DEFAULT_FLAVOUR), "```"]
 
 
 def bases_table() -> Table:
@@ -562,5 +578,6 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
     "modules": modules_block,
     "bases": bases_table,
     "packages": packages_table,
+    "package-by-hand": package_by_hand_block,
     "debian-image": debian_image_table,
 }

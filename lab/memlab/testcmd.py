@@ -36,6 +36,7 @@ class Step:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     skipped: int = 0
+    passed_cases: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         text = f"{self.name:<12} {self.passed:4d} passed, {self.failed:3d} failed  ({self.seconds:.0f}s)"
@@ -346,14 +347,16 @@ def run_guest(config: str, full: bool) -> Step:
         consoles[sc.name, variant] = result.console
         problems = sc.verdict(result)
         inits = result.console.memmap_inits
-        detail = sc.name + ("" if variant == "patched" else f" ({variant})") + (
-            f": {len(inits)} memmap inits of {inits[0].pages} pages" if inits else "")
+        case = sc.name + ("" if variant == "patched" else f" ({variant})")
+        detail = case + (f": {len(inits)} memmap inits of {inits[0].pages} pages"
+                         if inits else "")
         if problems:
             step.failed += 1
             step.notes.append(f"{detail}: FAILED: " + "; ".join(problems)
                               + f" (log {result.log})")
         else:
             step.passed += 1
+            step.passed_cases.append(case)
             step.notes.append(f"{detail}: ok ({result.accel}, {result.seconds:.0f}s)")
     for sc, variant in runs:
         if variant != "base" or sc.compare is None:
@@ -380,8 +383,8 @@ class TestRun:
         return failed == 0 and passed > 0
 
     def records(self) -> list[StepRecord]:
-        return [StepRecord(s.name, s.passed, s.failed, round(s.seconds, 1), s.skipped)
-                for s in self.steps]
+        return [StepRecord(s.name, s.passed, s.failed, round(s.seconds, 1), s.skipped,
+                           s.passed_cases) for s in self.steps]
 
     def print_summary(self) -> None:
         print("\n==== memlab test summary ====")

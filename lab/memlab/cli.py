@@ -163,7 +163,7 @@ VERBS: dict[str, tuple[Callable[[argparse.Namespace], int], bool]] = {
     "source": (_source, False), "export": (_export, True), "build": (_build, False),
     "boot": (_boot, False), "check": (_check, False), "kunit": (_kunit, False),
     "test": (_test, True), "bench": (_bench, True), "matrix": (_matrix, True),
-    "package": (_package, False), "image": (_image, True), "ci": (_ci, True),
+    "package": (_package, True), "image": (_image, True), "ci": (_ci, True),
     "report": (_report, False), "demo": (_demo, False),
 }
 

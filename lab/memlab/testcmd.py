@@ -3,8 +3,10 @@ cheapest to find: pytest and mypy (lab code), the README's apply command on
 the pristine tree, checkpatch (series), then for each kernel of the
 architecture table: its build, KUnit (built into it, one bare boot) and,
 on the guests' architecture, guest scenarios (QEMU); then the patch's
-clearing variants on this host's CPU, every prefix of the series, and with
---full the compile matrix."""
+clearing variants on this host's CPU and the prefixes of the series. The
+default plan is a subset for CI's time (DEFAULT_PLAN_MINUTES); --full
+adds the steps of FULL_ONLY, every scenario on every config and base
+kernel, and every prefix target."""
 from __future__ import annotations
 
 import functools

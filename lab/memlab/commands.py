@@ -83,9 +83,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--quick", action="store_true",
                    help="pytest, mypy, Debian's uploads, the apply check and checkpatch only")
     s.add_argument("--full", action="store_true",
-                   help="also " + ", ".join(sorted(testcmd.FULL_ONLY)) + ": the checking "
-                   "kernels' builds, KUnit runs and guests, the compile matrix, the "
-                   "packages and the Debian image")
+                   help="also " + ", ".join(sorted(testcmd.FULL_ONLY)) + ": the measured "
+                   "and the checking kernels' builds, KUnit runs and guests, the prefixes of "
+                   "the series, the compile matrix, the packages and the Debian image")
     s.add_argument("--skip", action="append", choices=testcmd.skip_choices(),
                    help="leave out a step (repeatable): a kind of step; or one kernel, by "
                    f"its config ({arches.GUEST_ARCH}) or its arch (the others); 'apply': "

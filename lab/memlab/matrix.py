@@ -332,14 +332,14 @@ def _check_tree(label: str, subject: str, variant: str, tree: Path, targets: lis
     return res
 
 
-def run_prefixes(names: tuple[str, ...] = PREFIX_TARGETS) -> list[PrefixResult]:
-    """Each prefix of the series built for the targets @names, then the
+def run_prefixes() -> list[PrefixResult]:
+    """Each prefix of the series built for the PREFIX_TARGETS, then the
     clearing tail alone on the pristine tree, against the pristine tree's
     diagnostics: a series that bisects builds at every patch without a new
     warning. Only the series' objects are built (W=1), which compile
     everything the series changes, headers included."""
     deps.ensure("build")
-    targets = [TARGETS[n] for n in names]
+    targets = [TARGETS[n] for n in PREFIX_TARGETS]
     for t in targets:
         deps.apt_install(list(t.packages))
     touched = series_sources()

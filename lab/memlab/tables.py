@@ -335,7 +335,7 @@ def proof_table() -> Table:
         return "{} of {} caught".format(*figures.breaks_tally(group))
     rows = [
         ["KUnit: every struct page byte-identical to the slow path's",
-         "lab (x86-64, streaming stores)", _kunit_cell(default, "kunit lab")],
+         "lab (x86-64, streaming stores)", _kunit_cell(full, "kunit lab")],
         ["", "defer (x86-64, deferred struct page init)", _kunit_cell(default, "kunit defer")],
         ["", "kunit (arm64: plain stores, deferred init, DEBUG_VM)",
          _kunit_cell(default, "kunit kunit arm64")],
@@ -450,20 +450,23 @@ def cli_block() -> list[str]:
 
 def switches_table() -> Table:
     """The boot parameters that turn a fast path off, and the guest runs of
-    the last `memlab test --full` that show each taking the slow path."""
-    full = _record_or_none(TEST_RESULTS / "full.json")
-    guests = [s for s in full.steps if s.name.startswith("guest ")] if full else []
+    the last whole `memlab test` runs (default and --full) that show each
+    taking the slow path."""
+    runs = [(name, rec) for name in ("default", "full")
+            if (rec := _record_or_none(TEST_RESULTS / f"{name}.json"))]
 
     def proof(scenario: str) -> str:
-        configs = [s.name.removeprefix("guest ") for s in guests if scenario in s.passed_cases]
-        return (f"`{scenario}` passed on " + ", ".join(configs) if configs
+        passed = [f"{s.name.removeprefix('guest ')} ({name}.json)" for name, rec in runs
+                  for s in rec.steps if s.name.startswith("guest ")
+                  and scenario in s.passed_cases]
+        return (f"`{scenario}` passed on " + ", ".join(passed) if passed
                 else f"`{scenario}`: no passing run recorded")
 
     rows = [[f"`{sw.param}`", sw.turns_off, proof(f"without-{sw.name}")]
             for sw in switches.SWITCHES]
-    source = (f"results/test/full.json: {full.date}, {provenance.state(full.provenance)}"
-              if full else "results/test/full.json: not recorded")
-    return Table(f"lab/memlab/switches.py; {source} (`memlab test --full`)",
+    source = "; ".join(f"results/test/{name}.json: {rec.date}, {provenance.state(rec.provenance)}"
+                       for name, rec in runs) or "results/test/: no run recorded"
+    return Table(f"lab/memlab/switches.py; {source} (`memlab test`)",
                  ["boot parameter", "turns off", "guest run that shows the slow path"], rows,
                  [sw.param for sw in switches.SWITCHES], trailing_text=2)
 

@@ -5,8 +5,8 @@ architecture table: its build, KUnit (built into it, one bare boot) and,
 on the guests' architecture, guest scenarios (QEMU); then the patch's
 clearing variants on this host's CPU and the prefixes of the series. The
 default plan is a subset for CI's time (DEFAULT_PLAN_MINUTES); --full
-adds the steps of FULL_ONLY, every scenario on every config and base
-kernel, and every prefix target."""
+adds the steps of FULL_ONLY, and every scenario on every config and base
+kernel."""
 from __future__ import annotations
 
 import functools
@@ -165,16 +165,19 @@ BASE_CONFIGS = ("lab", arches.DEBIAN_CONFIG)
 DEFAULT_PLAN_MINUTES = 45
 # Left to `memlab test --full`, to keep a cold default run within
 # DEFAULT_PLAN_MINUTES (docs/lab.md says what each step catches per
-# minute): the kernels that check rather than measure, vm (the fast paths
-# under DEBUG_VM and lockdep) and debug (KASAN), each a full kernel build;
-# debian (Debian's own config: the largest build); i386 (a compile test of
-# the HIGHMEM fallbacks, which the matrix's arm HIGHMEM target builds too);
-# the compile matrix (two builds of mm/ for each of its targets); the
-# packages and the Debian image; the quick bench. The default plan also
-# runs each guest scenario once only, and no base kernel's guests
-# (patched_scenarios()), and the prefixes of x86-64 with ZONE_DEVICE only.
-FULL_ONLY = {"vm", "debug", arches.DEBIAN_CONFIG, "i386", "matrix", "package", "image",
-             "bench"}
+# minute): the lab kernel (measured by the bench; defer is the same kernel
+# with deferred struct page init, and only defer boots the switches'
+# guests and deferred init), so that the default builds one x86-64 kernel;
+# the kernels that check rather than measure, vm (the fast paths under
+# DEBUG_VM and lockdep) and debug (KASAN); debian (Debian's own config:
+# the largest build); i386 (a compile test of the HIGHMEM fallbacks, which
+# the matrix's arm HIGHMEM target builds too); the prefixes of the series
+# and the compile matrix (builds of mm/ for each patch and each target);
+# the packages and the Debian image; the quick bench. The default plan
+# also runs each guest scenario once only, and no base kernel's guests
+# (patched_scenarios()).
+FULL_ONLY = {"lab", "vm", "debug", arches.DEBIAN_CONFIG, "i386", "prefixes", "matrix",
+             "package", "image", "bench"}
 # The kinds of step, in the order they run.
 STEP_KINDS = ("pytest", "mypy", "uploads", "apply", "checkpatch", "build", "kunit", "guest",
               "native", "prefixes", "matrix", "bench", "package", "image")
@@ -258,19 +261,17 @@ def run_native_check() -> Step:
     return step
 
 
-def run_prefixes(full: bool) -> Step:
+def run_prefixes() -> Step:
     """Every prefix of the series, and its clearing tail alone, built with
-    W=1 (matrix.run_prefixes()): no new error or warning at any patch; for
-    x86-64 with ZONE_DEVICE, and with --full for x86-64 without it and for
-    arm64 too."""
+    W=1 (matrix.run_prefixes()) for x86-64 with and without ZONE_DEVICE
+    and for arm64: no new error or warning at any patch."""
     def problems(res: matrix.PrefixResult) -> list[str]:
         if res.ok:
             return []
         return ([f"prefix {res.patch} ({res.subject}): "
                  + ", ".join(sorted(set(res.new) | set(res.failed)))]
                 + [f"  {t}: {line}" for t, lines in res.new.items() for line in lines[:3]])
-    targets = matrix.PREFIX_TARGETS if full else matrix.PREFIX_TARGETS[:1]
-    return _tally("prefixes", matrix.run_prefixes(targets), problems)
+    return _tally("prefixes", matrix.run_prefixes(), problems)
 
 
 def run_bench_quick() -> Step:
@@ -308,7 +309,9 @@ def default_configs() -> tuple[str, ...]:
 def patched_scenarios(config: str, full: bool) -> list[Scenario]:
     """The scenarios this config's patched kernel runs: with --full, every
     one meant for it; in the default plan, each scenario once, on the first
-    of its configs that the default plan builds (lab, else defer)."""
+    of its configs that the default plan builds (defer); those of the
+    other configs only (the lab kernel's layouts, its non-deferred boot)
+    wait for --full."""
     if full:
         return [sc for sc in SCENARIOS.values() if config in sc.runs_on()]
     built = default_configs()
@@ -458,7 +461,7 @@ def plan(quick: bool = False, full: bool = False,
                                       functools.partial(run_guest, config, full), needs))
     tree_steps += [PlannedStep("native", "native", run_native_check, ("work tree",)),
                    PlannedStep("prefixes", "prefixes",
-                               functools.partial(run_prefixes, full), ("work tree",)),
+                               run_prefixes, ("work tree",)),
                    PlannedStep("matrix", "matrix", run_matrix, ("work tree",)),
                    PlannedStep("bench", "bench --quick", run_bench_quick, ("work tree",)),
                    PlannedStep("package", "package", run_package, ("work tree",)),

@@ -205,22 +205,24 @@ def markdown(meta: dict, rows: list[dict], cpu: str) -> str:
     return "\n".join(lines) + "\n" + clearing_markdown(meta, rows)
 
 
-def built_bench() -> tuple[Path, dict[str, int]]:
-    """The benchmark binary of the patched lab kernel's tree, and the struct
-    page offsets it was compiled with."""
+def built_bench(config: str = "lab") -> tuple[Path, dict[str, int]]:
+    """The benchmark binary of the patched kernel's tree, and the struct
+    page offsets of @config's build it was compiled with: the measured lab
+    kernel's, unless a plan that does not build it asks for another."""
     deps.ensure("build")
     if not kernel_tree.has_tree():
         kernel_tree.source()
-    built = build.build("patched", "lab")
+    built = build.build("patched", config)
     WORK.mkdir(parents=True, exist_ok=True)
     offsets = generate_offsets(built.out)
     return compile_bench(offsets), offsets
 
 
-def check() -> list[str]:
+def check(config: str) -> list[str]:
     """The patch's clearing variants run natively on a guarded run (CLZERO
-    cannot run under TCG): the variants checked, or LabError."""
-    binary, _ = built_bench()
+    cannot run under TCG), built against @config's kernel: the variants
+    checked, or LabError."""
+    binary, _ = built_bench(config)
     res = run_quiet([str(binary), "check"], check=False)
     if res.returncode != 0:
         raise LabError(f"native clearing check failed ({res.returncode}): {res.stderr.strip()}")

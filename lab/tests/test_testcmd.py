@@ -182,6 +182,8 @@ def test_full_runs_every_step_of_the_default_plan_and_more():
     default = [t.name for t in testcmd.plan()]
     full = [t.name for t in testcmd.plan(full=True)]
     assert set(default) <= set(full)
+    # The native check compiles against a kernel the default plan builds.
+    assert "native" in default and "build lab" not in default
     assert {"build lab", "build lab base", "guest lab", "build highmem i386", "prefixes",
             "bench --quick", "matrix", "package", "image", "build debian base",
             "guest debian"} <= set(full) - set(default)

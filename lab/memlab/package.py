@@ -147,7 +147,7 @@ def build_packages(flavour: str = DEFAULT_FLAVOUR) -> Packages:
     deps.ensure("build")
     deps.apt_install(APT_PACKAGES)
     if not kernel_tree.has_tree():
-        raise LabError("no kernel work tree: run `memlab source` first")
+        kernel_tree.source()
     kernel_tree.check_layout()
     tree = kernel_tree.checkout("package", paths.STABLE_BRANCH)
     directory = PACKAGES / flavour

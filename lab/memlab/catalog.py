@@ -385,7 +385,7 @@ SCENARIOS: dict[str, Scenario] = {
             script="provoke-warn",
             description="LKDTM WARNING from a script that exits 0: the runner "
                         "must fail the run from the console alone",
-            expect_failure="WARNING", configs=("lab", "defer")),
+            expect_failure="WARNING", configs=("lab", DEFER_CONFIG)),
     ]
 }
 

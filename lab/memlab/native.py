@@ -2,8 +2,8 @@
 
 The struct page layout comes from the built patched kernel (kbuild compiles
 lab/native/memlab_offsets.c to assembly, asm-offsets style), the
-non-temporal copy is the patch's own <asm/stream_copy.h>, compiled in
-userspace through a two-file shim, and the clearing variants are the
+streaming store is the patch's own <asm/stream_store.h>, compiled in
+userspace through a three-file shim, and the clearing variants are the
 patch's own arch/x86/lib/clear_page_64.S, assembled through another.
 """
 from __future__ import annotations
@@ -28,6 +28,8 @@ SHIM = {
                         "#define __always_inline inline __attribute__((always_inline))\n"
                         "#endif\n",
     "linux/types.h": "#include <stdint.h>\ntypedef uint64_t u64;\ntypedef uint32_t u32;\n",
+    # x86-64's wmb() (__wmb() in arch/x86/include/asm/barrier.h).
+    "asm/barrier.h": "#define wmb() asm volatile(\"sfence\" ::: \"memory\")\n",
 }
 
 # The kernel's assembler macros that clear_page_64.S uses, for userspace:
@@ -77,8 +79,8 @@ def compile_bench(offsets: dict[str, int]) -> Path:
     write_shim(kinc, SHIM)
     asminc = WORK / "asminc"
     write_shim(asminc, ASM_SHIM)
-    for rel, src in (("asm/stream_copy.h", "arch/x86/include/asm/stream_copy.h"),
-                     ("asm-generic/stream_copy.h", "include/asm-generic/stream_copy.h")):
+    for rel, src in (("asm/stream_store.h", "arch/x86/include/asm/stream_store.h"),
+                     ("asm-generic/stream_store.h", "include/asm-generic/stream_store.h")):
         (kinc / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(paths.KERNEL_TREE / src, kinc / rel)
     header = WORK / "memlab_offsets.h"

@@ -10,8 +10,9 @@
  *      copy         a template copy per page with plain stores
  *      copy_nt      a template copy per page with the series' streaming
  *                   stores, the template read from memory for every page
- *      template_nt  the series' own loop: stream_fill_words() (the very header
- *                   of the patch) over one run per memory section, each
+ *      template_nt  the series' loop: copy_pages() below, as mm/mm_init.c's
+ *                   memmap_copy_pages() writes it, with the patch's own
+ *                   stream_store(), over one run per memory section, each
  *                   drained, the template held in registers
  *  - the limit: non-zero streaming fills of the same buffer from registers,
  *    eight MOVNTI per 64 bytes, and the widest vector streaming store this
@@ -23,9 +24,9 @@
  *    free_pages_prepare() (the flags of each tail), then a list link in
  *    the head, as online_pages() runs them:
  *      slow         6.12's __init_single_page() + __SetPageOffline()
- *      plain        the series' run loop for hot-added memory: the
- *                   kernel's stream_fill_words() with each lru pointing at
- *                   itself, plain stores, one run per pageblock
+ *      plain        the series' run loop for hot-added memory:
+ *                   copy_pages() with each lru pointing at itself, plain
+ *                   stores, one run per pageblock
  *      stream       the same with the architecture's streaming stores
  *      one_pass_plain, one_pass_stream
  *                   plain and stream writing the state of a free page
@@ -59,7 +60,7 @@
  * Built by memlab (lab/memlab/native.py) with -include of the generated
  * offsets header (memlab_offsets.h) and -I of the patch's headers.
  */
-#include <asm/stream_copy.h>	/* from the patch, through memlab's shim */
+#include <asm/stream_store.h>	/* from the patch, through memlab's shim */
 
 #include <cpuid.h>
 #include <immintrin.h>
@@ -106,6 +107,70 @@ static inline void rep_stosb(void *dst, size_t bytes)
 	asm volatile("rep stosb" : "+D" (dst), "+c" (bytes) : "a" (0) : "memory");
 }
 
+/*
+ * The series' template copy, written as mm/mm_init.c writes it
+ * (memmap_copy_word(), memmap_copy_page(), memmap_copy_pages(), which are
+ * static there): each page a run of fixed-offset word stores, from a local
+ * copy of the template, two pages per loop step, with the patch's
+ * stream_store() if @stream; with @self_lru the empty lru list head of each
+ * copy points at itself.
+ */
+#define PAGE_WORDS	(STRUCT_PAGE_SIZE / 8)
+
+static __always_inline void copy_word(u64 *dst, const u64 *src, unsigned int i,
+				      int self_lru, int stream)
+{
+	const unsigned int lru = PAGE_LRU / 8;
+	u64 val;
+
+	if (i >= PAGE_WORDS)
+		return;
+	if (self_lru && (i == lru || i == lru + 1))
+		val = (u64)(unsigned long)(dst + lru);
+	else
+		val = src[i];
+	if (stream)
+		stream_store(dst + i, val);
+	else
+		dst[i] = val;
+}
+
+static __always_inline void copy_page_words(u64 *dst, const u64 *src, int self_lru, int stream)
+{
+	copy_word(dst, src, 0, self_lru, stream);
+	copy_word(dst, src, 1, self_lru, stream);
+	copy_word(dst, src, 2, self_lru, stream);
+	copy_word(dst, src, 3, self_lru, stream);
+	copy_word(dst, src, 4, self_lru, stream);
+	copy_word(dst, src, 5, self_lru, stream);
+	copy_word(dst, src, 6, self_lru, stream);
+	copy_word(dst, src, 7, self_lru, stream);
+	copy_word(dst, src, 8, self_lru, stream);
+	copy_word(dst, src, 9, self_lru, stream);
+	copy_word(dst, src, 10, self_lru, stream);
+	copy_word(dst, src, 11, self_lru, stream);
+	copy_word(dst, src, 12, self_lru, stream);
+	copy_word(dst, src, 13, self_lru, stream);
+	copy_word(dst, src, 14, self_lru, stream);
+	copy_word(dst, src, 15, self_lru, stream);
+}
+
+static __always_inline void copy_pages(u64 *dst, const u64 *template, unsigned long count,
+				       int self_lru, int stream)
+{
+	u64 words[PAGE_WORDS];
+
+	copy_page_words(words, template, 0, 0);
+	if (count & 1) {
+		copy_page_words(dst, words, self_lru, stream);
+		dst += PAGE_WORDS;
+	}
+	for (count /= 2; count; count--, dst += 2 * PAGE_WORDS) {
+		copy_page_words(dst, words, self_lru, stream);
+		copy_page_words(dst + PAGE_WORDS, words, self_lru, stream);
+	}
+}
+
 /* 6.12's slow path, store for store (zone-device page, order 0). */
 static void memmap_slow(unsigned char *buf, size_t bytes, int thread)
 {
@@ -143,9 +208,8 @@ static void memmap_copy_nt(unsigned char *buf, size_t bytes, int thread)
 	unsigned char *p;
 
 	for (p = buf; p < buf + bytes; p += STRUCT_PAGE_SIZE)
-		stream_copy_words((u64 *)p, (const u64 *)template_page,
-				  STRUCT_PAGE_SIZE / sizeof(u64), 0, 0, stream_store);
-	stream_copy_drain();
+		copy_page_words((u64 *)p, (const u64 *)template_page, 0, 1);
+	stream_store_drain();
 }
 
 /* As memmap_init_zone_device_from_template() streams order-0 pages. */
@@ -156,10 +220,9 @@ static void memmap_template_nt(unsigned char *buf, size_t bytes, int thread)
 	for (off = 0; off < bytes; off += run) {
 		size_t len = run < bytes - off ? run : bytes - off;
 
-		stream_fill_words((u64 *)(buf + off), (const u64 *)template_page,
-				  STRUCT_PAGE_SIZE / sizeof(u64),
-				  len / STRUCT_PAGE_SIZE, 0, 0, stream_store);
-		stream_copy_drain();
+		copy_pages((u64 *)(buf + off), (const u64 *)template_page,
+			   len / STRUCT_PAGE_SIZE, 0, 1);
+		stream_store_drain();
 	}
 }
 
@@ -192,7 +255,6 @@ static void online_init_slow(unsigned char *p, uint64_t links, int free)
 static inline void online_init_runs(unsigned char *block, size_t nr, uint64_t links,
 				    int stream, int free)
 {
-	const unsigned int words = STRUCT_PAGE_SIZE / 8, lru = PAGE_LRU / 8;
 	size_t pfn, run;
 
 	for (pfn = 0; pfn < nr; pfn += run) {
@@ -203,12 +265,10 @@ static inline void online_init_runs(unsigned char *block, size_t nr, uint64_t li
 		online_init_slow(first, links, free);
 		memcpy(template, first, STRUCT_PAGE_SIZE);
 		if (stream) {
-			stream_fill_words((u64 *)(first + STRUCT_PAGE_SIZE), template, words,
-					  run - 1, 3U << lru, lru, stream_store);
-			stream_copy_drain();
+			copy_pages((u64 *)(first + STRUCT_PAGE_SIZE), template, run - 1, 1, 1);
+			stream_store_drain();
 		} else {
-			stream_fill_words((u64 *)(first + STRUCT_PAGE_SIZE), template, words,
-					  run - 1, 3U << lru, lru, stream_store_plain);
+			copy_pages((u64 *)(first + STRUCT_PAGE_SIZE), template, run - 1, 1, 0);
 		}
 	}
 }

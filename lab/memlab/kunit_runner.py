@@ -10,21 +10,25 @@ lockdep, the debug kernel under KASAN. Other architectures build a
 kernel for the suites alone (configs/kunit.config). The KTAP on the console
 is parsed by the kernel's own tools/testing/kunit/kunit.py parse, and a
 KASAN report, WARN or oops on that console fails the run.
+
+The series' mm/.kunitconfig is run too as a maintainer runs it, by
+`kunit.py run` itself (run_kunit_tool()), on a kernel kunit.py configures.
 """
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Collection
 
-from . import arches, guest, kconfig, paths
+from . import arches, build, console, guest, kconfig, kernel_tree, paths
 from .runner import LabError, run_logged, say
 
 
-# Every suite the series adds (mm/mm_init_kunit.c, mm/clear_pages_kunit.c),
-# with the options a kernel needs for it: a run that lacks one its kernel
+# Every suite the series adds (in defined_suites()'s test files), with the
+# options a kernel needs for it: a run that lacks one its kernel
 # has tested less than it claims.
 MEMMAP_KUNIT = "CONFIG_MEMMAP_INIT_KUNIT_TEST"
 SUITES = {"memmap_init": (MEMMAP_KUNIT,),
@@ -128,11 +132,29 @@ def parse_console(log: Path, report: Path) -> dict[str, Any]:
     return json.loads(report.read_text())
 
 
-def expected_suites(dotconfig: str) -> list[str]:
-    """The suites a kernel of this .config must run."""
+def expected_suites(dotconfig: str, defined: Collection[str] | None = None) -> list[str]:
+    """The suites a kernel of this .config must run: of those its source
+    @defines (default: the whole series, all of SUITES), those whose
+    options the config sets."""
     opts = kconfig.parse(dotconfig)
     return [name for name, needs in SUITES.items()
-            if all(opts.get(option) == "y" for option in needs)]
+            if (defined is None or name in defined)
+            and all(opts.get(option) == "y" for option in needs)]
+
+
+# How a suite of SUITES is named where it is defined.
+_SUITE_NAME = re.compile(r'^\s*\.name\s*=\s*"(\w+)",', re.M)
+
+
+def defined_suites(tree: Path) -> set[str]:
+    """The suites of SUITES that @tree's test files define: a prefix of the
+    series defines those of its patches."""
+    found: set[str] = set()
+    for test_file in ("mm/mm_init_kunit.c", "mm/clear_pages_kunit.c"):
+        source = tree / test_file
+        if source.exists():
+            found |= set(_SUITE_NAME.findall(source.read_text())) & set(SUITES)
+    return found
 
 
 def deferred_init_untested(dotconfig: str, console: str) -> str | None:
@@ -165,5 +187,62 @@ def run(config: str = "lab", arch: str = arches.GUEST_ARCH) -> KunitResult:
     for problem in problems:
         res.failed += 1
         res.failures.append(f"console: {problem}")
+    say(res.summary())
+    return res
+
+
+def series_kunitconfigs(tree: Path) -> list[str]:
+    """What `kunit.py run --kunitconfig=` takes for each kunitconfig file
+    the series adds that @tree has (a prefix of the series has those of
+    its patches): a directory for its .kunitconfig, else the file."""
+    added = kernel_tree.git("diff", "--name-only", "--diff-filter=A",
+                            f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}").split()
+    return [str(Path(f).parent) if Path(f).name == ".kunitconfig" else f
+            for f in added if f.endswith("kunitconfig") and (tree / f).exists()]
+
+
+def run_kunit_tool(arch: str = arches.GUEST_ARCH, tree: Path = paths.KERNEL_TREE,
+                   name: str = "kunit.py") -> KunitResult:
+    """The suites as a maintainer runs them from the patched @tree:
+    `tools/testing/kunit/kunit.py run --arch=ARCH --kunitconfig=...` with
+    the series' kunitconfig files, which configures, builds and boots a
+    kernel of its own under QEMU. The lab adds only where it builds (the
+    out directory @name, ccache, -jN) and where the results go. Every suite
+    the resulting .config allows must run, and its console must be free of
+    WARN, BUG, oops and KASAN reports."""
+    guest.require_guest_tools()
+    configs = series_kunitconfigs(tree)
+    if not configs:
+        raise LabError(f"{tree} has no kunitconfig file of the series for kunit.py")
+    out = paths.out_dir(arch, "patched", name)
+    log = paths.LOGS / f"{name}-{arch}.log"
+    report = paths.LOGS / f"{name}-{arch}.json"
+    report.unlink(missing_ok=True)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("")      # run_logged() appends: one run per log
+    cmd = ["python3", "tools/testing/kunit/kunit.py", "run", f"--arch={arch}",
+           *[f"--kunitconfig={c}" for c in configs], f"--build_dir={out}",
+           f"--jobs={os.cpu_count() or 2}",
+           "--make_options", f"CC=ccache {arches.get(arch).cross_compile}gcc",
+           "--make_options", "HOSTCC=ccache gcc", f"--json={report}"]
+    say(f"$ {' '.join(cmd)}  (in {tree})")
+    # kunit.py prints nothing while it builds: the progress lines say it runs.
+    rc = run_logged(cmd, log, f"kunit.py run --arch={arch}", cwd=tree,
+                    env=build.build_env(), check=False)
+    if not report.exists():
+        raise LabError(f"kunit.py run (exit {rc}) wrote no results; see {log}")
+    res = count(json.loads(report.read_text()))
+    res.log = log
+    # The whole series must run every suite; a prefix of it, those it has.
+    defined = None if tree == paths.KERNEL_TREE else defined_suites(tree)
+    res.require_suites(expected_suites((out / ".config").read_text(), defined))
+    raw = out / "test.log"      # the kernel's console, as kunit.py keeps it
+    if raw.exists():
+        for failure in console.parse(raw.read_text(errors="replace"), bare=True).failures:
+            res.failed += 1
+            res.failures.append(f"console: {failure}")
+    if rc != 0 and not res.failed:
+        res.failed += 1
+        res.failures.append(f"kunit.py exited {rc} (see {log})")
     say(res.summary())
     return res

@@ -51,6 +51,41 @@ class Series:
 
 
 @dataclass(frozen=True)
+class Part:
+    """A part of a series as its cover letter presents it: patches
+    @first..@last, which build and pass their tests without the parts
+    after them."""
+
+    number: int
+    first: int
+    last: int
+
+
+# " - Part 2, patches 5-6: the same for ..." (an RFC part says so after
+# its patch range).
+_PART_LINE = re.compile(r"^ - Part (\d+), patches (\d+)-(\d+)(?:, RFC)?: ", re.M)
+
+
+def parts(cover_letter: str, count: int) -> list[Part]:
+    """The parts the cover letter of a series of @count patches names, in
+    order; none when it names none. Named parts must cover patches 1 to
+    @count in order, each starting where the one before it ended."""
+    found = [Part(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+             for m in _PART_LINE.finditer(cover_letter)]
+    expected_first = 1
+    for i, part in enumerate(found, 1):
+        if part.number != i or part.first != expected_first or part.last < part.first:
+            raise LabError(f"the cover letter's part {part.number} (patches {part.first}-"
+                           f"{part.last}) does not follow on from the part before it: "
+                           f"part {i} must start at patch {expected_first}")
+        expected_first = part.last + 1
+    if found and expected_first != count + 1:
+        raise LabError(f"the cover letter's parts end at patch {expected_first - 1}, "
+                       f"the series has {count}")
+    return found
+
+
+@dataclass(frozen=True)
 class AmFailure:
     """Where `git am` stopped: the patch, the file, the hunk."""
 

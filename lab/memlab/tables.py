@@ -342,7 +342,7 @@ def proof_table() -> Table:
         ["", "kunit (sparc64: page->virtual per pfn, section in page->flags)",
          _kunit_cell(default, "kunit kunit sparc64")],
         ["", "vm (DEBUG_VM, lockdep)", _kunit_cell(full, "kunit vm")],
-        ["", "debug (KASAN: the fast paths step aside)", _kunit_cell(full, "kunit debug")],
+        ["", "debug (KASAN)", _kunit_cell(full, "kunit debug")],
         ["", "debian (Debian's own config: NUMA, deferred init, init_on_alloc)",
          _kunit_cell(full, f"kunit {arches.DEBIAN_CONFIG}")],
         ["Guest scenarios (QEMU): data, page counts, console clean",

@@ -26,8 +26,8 @@ from .scenario import Scenario
 from .console import Console
 from .runner import LabError, run_quiet, say
 from .runrecord import CI_RESULTS, TEST_RESULTS, RunRecord, StepRecord, totals
-from .series import (CHECKOUT_PLACEHOLDER, apply_command, parse_am_run_failure,
-                     patch_subject)
+from .series import (CHECKOUT_PLACEHOLDER, COVER_LETTER, apply_command,
+                     parse_am_run_failure, parts, patch_subject)
 
 
 @dataclass
@@ -173,14 +173,16 @@ DEFAULT_PLAN_MINUTES = 45
 # the largest build); i386 (a compile test of the HIGHMEM fallbacks, which
 # the matrix's arm HIGHMEM target builds too); the prefixes of the series
 # and the compile matrix (builds of mm/ for each patch and each target);
-# the packages and the Debian image; the quick bench. The default plan
+# kunit.py's own run of the series' mm/.kunitconfig (another x86-64 kernel
+# build, of kunit.py's config, for suites defer's KUnit run runs too); the
+# packages and the Debian image; the quick bench. The default plan
 # also runs each guest scenario once only, and no base kernel's guests
 # (patched_scenarios()).
-FULL_ONLY = {"lab", "vm", "debug", arches.DEBIAN_CONFIG, "i386", "prefixes", "matrix",
-             "package", "image", "bench"}
+FULL_ONLY = {"lab", "vm", "debug", arches.DEBIAN_CONFIG, "i386", "kunit.py", "prefixes",
+             "matrix", "package", "image", "bench"}
 # The kinds of step, in the order they run.
 STEP_KINDS = ("pytest", "mypy", "uploads", "apply", "checkpatch", "build", "kunit", "guest",
-              "native", "prefixes", "matrix", "bench", "package", "image")
+              "kunit.py", "native", "prefixes", "matrix", "bench", "package", "image")
 
 
 def kernels() -> list[tuple[str, arches.Arch]]:
@@ -218,8 +220,44 @@ def run_build(config: str, arch: str = arches.GUEST_ARCH, variant: str = "patche
 
 
 def run_kunit(config: str, arch: str = arches.GUEST_ARCH) -> Step:
-    step = Step(f"kunit {config}{_suffix(config, arch)}")
-    res = kunit_runner.run(config, arch)
+    return _kunit_step(f"kunit {config}{_suffix(config, arch)}",
+                       kunit_runner.run(config, arch))
+
+
+def run_kunit_tool(arch: str = arches.GUEST_ARCH) -> Step:
+    """The series' mm/.kunitconfig run by kunit.py itself, as the commit
+    message says to run it."""
+    return _kunit_step(f"kunit.py {arch}", kunit_runner.run_kunit_tool(arch))
+
+
+def run_kunit_tool_parts(arch: str = arches.GUEST_ARCH) -> Step:
+    """kunit.py run at the last patch of each part of the series that the
+    cover letter names, but the last part (run_kunit_tool() runs the whole
+    series): each part must pass its tests without the parts after it."""
+    step = Step("kunit.py parts")
+    series = kernel_tree.product_series()
+    count = len(series.patches())
+    named = parts((series.directory / COVER_LETTER).read_text(), count)
+    commits = kernel_tree.git("rev-list", "--reverse",
+                              f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}").split()
+    for part in named[:-1]:
+        tree = kernel_tree.checkout("kunit-parts", commits[part.last - 1])
+        res = kunit_runner.run_kunit_tool(arch, tree, "kunit.py-parts")
+        line = (f"part {part.number} alone (patches 1-{part.last}): {res.passed} passed, "
+                f"{res.failed} failed, {res.skipped} skipped")
+        if res.ok:
+            step.passed += 1
+        else:
+            step.failed += 1
+            line += "".join(f"\n  {f}" for f in res.failures)
+        step.notes.append(line)
+    if not named:
+        step.notes.append("the cover letter names no parts")
+    return step
+
+
+def _kunit_step(name: str, res: kunit_runner.KunitResult) -> Step:
+    step = Step(name)
     step.passed, step.failed, step.skipped = res.passed, res.failed, res.skipped
     step.notes += res.failures
     if res.skipped:
@@ -430,9 +468,10 @@ def plan(quick: bool = False, full: bool = False,
         skip |= {"build", "kunit", "guest", "native", "prefixes"}
     if not full:
         skip |= FULL_ONLY
-    steps = [PlannedStep("pytest", "pytest", run_pytest),
-             PlannedStep("mypy", "mypy", run_mypy),
-             PlannedStep("uploads", "uploads", run_uploads)]
+    steps = [t for t in (PlannedStep("pytest", "pytest", run_pytest),
+                         PlannedStep("mypy", "mypy", run_mypy),
+                         PlannedStep("uploads", "uploads", run_uploads))
+             if t.kind not in skip]
     tree_steps: list[PlannedStep] = [
         PlannedStep("apply", "apply", run_apply, ("source",)),
         PlannedStep("checkpatch", "checkpatch", run_checkpatch, ("work tree",))]
@@ -460,6 +499,11 @@ def plan(quick: bool = False, full: bool = False,
             needs = (build, f"{build} base")
         tree_steps.append(PlannedStep("guest", f"guest {config}",
                                       functools.partial(run_guest, config, full), needs))
+    if "build" not in skip:     # kunit.py builds its kernel itself
+        tree_steps += [PlannedStep("kunit.py", f"kunit.py {arches.GUEST_ARCH}",
+                                   run_kunit_tool, ("work tree",)),
+                       PlannedStep("kunit.py", "kunit.py parts", run_kunit_tool_parts,
+                                   ("work tree",))]
     native_config = DEFER_CONFIG    # built by the default plan and --full alike
     tree_steps += [PlannedStep("native", "native",
                                functools.partial(run_native_check, native_config),

@@ -1,6 +1,7 @@
 """Series files and `git am` failure reports."""
 import pytest
 
+from memlab import series
 from memlab.series import (Series, apply_command, hunk_header, parse_am_failure,
                            parse_am_run_failure, patch_subject, refresh_cover_letter,
                            write_series)
@@ -82,3 +83,28 @@ def test_readme_and_cover_letter_give_the_apply_command_memlab_test_runs():
     assert command == "git am --empty=drop /path/to/memlab/patches/0*.patch"
     assert command in (repo / "README.md").read_text()
     assert command in (repo / "patches" / "0000-cover-letter.patch").read_text()
+
+
+COVER_WITH_PARTS = """Subject: [PATCH 0/5] mm: x
+
+ - Part 1, patches 1-2: the first thing,
+   on two lines.
+ - Part 2, patches 3-4, RFC: the second.
+ - Part 3, patches 5-5: the last
+"""
+
+
+def test_parts_are_read_from_the_cover_letter_in_order():
+    assert series.parts(COVER_WITH_PARTS, 5) == [
+        series.Part(1, 1, 2), series.Part(2, 3, 4), series.Part(3, 5, 5)]
+    assert series.parts("Subject: [PATCH 0/2] mm: x\n\nNo parts.\n", 2) == []
+
+
+@pytest.mark.parametrize("text, count", [
+    (COVER_WITH_PARTS, 6),                                        # patch 6 in no part
+    (COVER_WITH_PARTS.replace("patches 3-4", "patches 4-4"), 5),  # patch 3 in no part
+    (COVER_WITH_PARTS.replace("Part 2,", "Part 3,"), 5),          # numbered out of order
+])
+def test_parts_that_do_not_cover_the_series_in_order_are_refused(text, count):
+    with pytest.raises(LabError):
+        series.parts(text, count)

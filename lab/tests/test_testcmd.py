@@ -184,6 +184,8 @@ def test_full_runs_every_step_of_the_default_plan_and_more():
     assert set(default) <= set(full)
     # The native check compiles against a kernel the default plan builds.
     assert "native" in default and "build lab" not in default
+    # The series' .kunitconfig, run by kunit.py as its commit message says.
+    assert {"kunit.py x86_64", "kunit.py parts"} <= set(full) - set(default)
     assert {"build lab", "build lab base", "guest lab", "build highmem i386", "prefixes",
             "bench --quick", "matrix", "package", "image", "build debian base",
             "guest debian"} <= set(full) - set(default)
@@ -198,5 +200,7 @@ def test_full_runs_every_step_of_the_default_plan_and_more():
 def test_skipping_a_kind_leaves_out_its_steps_and_those_that_need_them():
     names = [t.name for t in testcmd.plan(skip={"build"})]
     assert not any(n.startswith(("build", "kunit", "guest")) for n in names)
+    assert [t.name for t in testcmd.plan(quick=True, skip={"pytest", "uploads"})] == [
+        "mypy", "source", "apply", "work tree", "checkpatch"]
     assert [t.name for t in testcmd.plan(quick=True)] == [
         "pytest", "mypy", "uploads", "source", "apply", "work tree", "checkpatch"]

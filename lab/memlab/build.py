@@ -25,11 +25,22 @@ class Built:
     log: Path
 
 
-def make_args(arch: str, out: Path) -> list[str]:
+def compiler_args(arch: str) -> list[str]:
+    """make's compiler variables for @arch: its cross prefix, and gcc
+    through ccache (also for kunit.py's --make_options)."""
     a = arches.get(arch)
     cross = [f"CROSS_COMPILE={a.cross_compile}"] if a.cross_compile else []
-    return [f"O={out}", f"ARCH={a.make_arch}", *cross, f"CC=ccache {a.cross_compile}gcc",
-            "HOSTCC=ccache gcc", f"-j{os.cpu_count() or 2}"]
+    return [*cross, f"CC=ccache {a.cross_compile}gcc", "HOSTCC=ccache gcc"]
+
+
+def jobs() -> int:
+    """Parallel jobs of a kernel build: every core."""
+    return os.cpu_count() or 2
+
+
+def make_args(arch: str, out: Path) -> list[str]:
+    return [f"O={out}", f"ARCH={arches.get(arch).make_arch}", *compiler_args(arch),
+            f"-j{jobs()}"]
 
 
 # Kernel builds see the system's tools only, as CI's scrubbed environment

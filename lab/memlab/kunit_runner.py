@@ -11,13 +11,12 @@ kernel for the suites alone (configs/kunit.config). The KTAP on the console
 is parsed by the kernel's own tools/testing/kunit/kunit.py parse, and a
 KASAN report, WARN or oops on that console fails the run.
 
-The series' mm/.kunitconfig is run too as a maintainer runs it, by
+The series' kunitconfig files are run too as a maintainer runs them, by
 `kunit.py run` itself (run_kunit_tool()), on a kernel kunit.py configures.
 """
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +26,8 @@ from . import arches, build, console, guest, kconfig, kernel_tree, paths
 from .runner import LabError, run_logged, say
 
 
-# Every suite the series adds (in defined_suites()'s test files), with the
-# options a kernel needs for it: a run that lacks one its kernel
+# Every suite the series adds (in its files *_kunit.c), with the options a
+# kernel needs for it: a run that lacks one its kernel
 # has tested less than it claims.
 MEMMAP_KUNIT = "CONFIG_MEMMAP_INIT_KUNIT_TEST"
 SUITES = {"memmap_init": (MEMMAP_KUNIT,),
@@ -146,14 +145,19 @@ def expected_suites(dotconfig: str, defined: Collection[str] | None = None) -> l
 _SUITE_NAME = re.compile(r'^\s*\.name\s*=\s*"(\w+)",', re.M)
 
 
-def defined_suites(tree: Path) -> set[str]:
-    """The suites of SUITES that @tree's test files define: a prefix of the
-    series defines those of its patches."""
+def series_files(tree: Path, suffix: str) -> list[str]:
+    """The files ending in @suffix that the series adds and @tree has (a
+    prefix of the series has those of its patches)."""
+    added = kernel_tree.git("diff", "--name-only", "--diff-filter=A",
+                            f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}").split()
+    return [f for f in added if f.endswith(suffix) and (tree / f).exists()]
+
+
+def defined_suites(tree: Path, test_files: list[str]) -> set[str]:
+    """The suites of SUITES that @tree's @test_files define."""
     found: set[str] = set()
-    for test_file in ("mm/mm_init_kunit.c", "mm/clear_pages_kunit.c"):
-        source = tree / test_file
-        if source.exists():
-            found |= set(_SUITE_NAME.findall(source.read_text())) & set(SUITES)
+    for test_file in test_files:
+        found |= set(_SUITE_NAME.findall((tree / test_file).read_text())) & set(SUITES)
     return found
 
 
@@ -193,12 +197,10 @@ def run(config: str = "lab", arch: str = arches.GUEST_ARCH) -> KunitResult:
 
 def series_kunitconfigs(tree: Path) -> list[str]:
     """What `kunit.py run --kunitconfig=` takes for each kunitconfig file
-    the series adds that @tree has (a prefix of the series has those of
-    its patches): a directory for its .kunitconfig, else the file."""
-    added = kernel_tree.git("diff", "--name-only", "--diff-filter=A",
-                            f"{paths.TAG_BASE}..{paths.PRODUCT_BRANCH}").split()
+    of the series in @tree: a directory for its .kunitconfig, else the
+    file."""
     return [str(Path(f).parent) if Path(f).name == ".kunitconfig" else f
-            for f in added if f.endswith("kunitconfig") and (tree / f).exists()]
+            for f in series_files(tree, "kunitconfig")]
 
 
 def run_kunit_tool(arch: str = arches.GUEST_ARCH, tree: Path = paths.KERNEL_TREE,
@@ -222,9 +224,8 @@ def run_kunit_tool(arch: str = arches.GUEST_ARCH, tree: Path = paths.KERNEL_TREE
     log.write_text("")      # run_logged() appends: one run per log
     cmd = ["python3", "tools/testing/kunit/kunit.py", "run", f"--arch={arch}",
            *[f"--kunitconfig={c}" for c in configs], f"--build_dir={out}",
-           f"--jobs={os.cpu_count() or 2}",
-           "--make_options", f"CC=ccache {arches.get(arch).cross_compile}gcc",
-           "--make_options", "HOSTCC=ccache gcc", f"--json={report}"]
+           f"--jobs={build.jobs()}",
+           *[f"--make_options={a}" for a in build.compiler_args(arch)], f"--json={report}"]
     say(f"$ {' '.join(cmd)}  (in {tree})")
     # kunit.py prints nothing while it builds: the progress lines say it runs.
     rc = run_logged(cmd, log, f"kunit.py run --arch={arch}", cwd=tree,
@@ -234,7 +235,8 @@ def run_kunit_tool(arch: str = arches.GUEST_ARCH, tree: Path = paths.KERNEL_TREE
     res = count(json.loads(report.read_text()))
     res.log = log
     # The whole series must run every suite; a prefix of it, those it has.
-    defined = None if tree == paths.KERNEL_TREE else defined_suites(tree)
+    defined = (None if tree == paths.KERNEL_TREE
+               else defined_suites(tree, series_files(tree, "_kunit.c")))
     res.require_suites(expected_suites((out / ".config").read_text(), defined))
     raw = out / "test.log"      # the kernel's console, as kunit.py keeps it
     if raw.exists():

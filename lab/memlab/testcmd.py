@@ -173,7 +173,7 @@ DEFAULT_PLAN_MINUTES = 45
 # the largest build); i386 (a compile test of the HIGHMEM fallbacks, which
 # the matrix's arm HIGHMEM target builds too); the prefixes of the series
 # and the compile matrix (builds of mm/ for each patch and each target);
-# kunit.py's own run of the series' mm/.kunitconfig (another x86-64 kernel
+# kunit.py's own run of the series' kunitconfig files (another x86-64 kernel
 # build, of kunit.py's config, for suites defer's KUnit run runs too); the
 # packages and the Debian image; the quick bench. The default plan
 # also runs each guest scenario once only, and no base kernel's guests
@@ -225,8 +225,8 @@ def run_kunit(config: str, arch: str = arches.GUEST_ARCH) -> Step:
 
 
 def run_kunit_tool(arch: str = arches.GUEST_ARCH) -> Step:
-    """The series' mm/.kunitconfig run by kunit.py itself, as the commit
-    message says to run it."""
+    """The series' kunitconfig files run by kunit.py itself, as the commit
+    messages say to run them."""
     return _kunit_step(f"kunit.py {arch}", kunit_runner.run_kunit_tool(arch))
 
 

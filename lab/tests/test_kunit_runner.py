@@ -77,7 +77,7 @@ def test_a_prefix_of_the_series_must_run_only_the_suites_it_defines(tmp_path):
     tests.parent.mkdir()
     tests.write_text('static struct kunit_suite a = {\n\t.name = "memmap_init",\n};\n'
                      'static struct kunit_suite b = {\n\t.name = "memmap_init_zone_device",\n};\n')
-    defined = kunit_runner.defined_suites(tmp_path)
+    defined = kunit_runner.defined_suites(tmp_path, ["mm/mm_init_kunit.c"])
     assert defined == {"memmap_init", "memmap_init_zone_device"}
     assert kunit_runner.expected_suites(ALL_SUITES, defined) == ["memmap_init",
                                                                  "memmap_init_zone_device"]

@@ -31,7 +31,7 @@ from .runner import LabError, run_logged, say
 # has tested less than it claims.
 MEMMAP_KUNIT = "CONFIG_MEMMAP_INIT_KUNIT_TEST"
 SUITES = {"memmap_init": (MEMMAP_KUNIT,),
-          "memmap_init_zone_device": (MEMMAP_KUNIT, "CONFIG_ZONE_DEVICE"),
+          "memmap_init_zone_device": (MEMMAP_KUNIT, "CONFIG_DEVICE_PRIVATE"),
           "memmap_init_hotplug": (MEMMAP_KUNIT, "CONFIG_64BIT"),
           "memmap_init_boot": (MEMMAP_KUNIT, "CONFIG_64BIT"),
           "memmap_init_to_buddy": (MEMMAP_KUNIT, "CONFIG_64BIT"),

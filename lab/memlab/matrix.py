@@ -30,6 +30,7 @@ KUNIT = {"CONFIG_KUNIT": "y", "CONFIG_KUNIT_ALL_TESTS": "n"}
 SERIES_KUNIT = {"CONFIG_MEMMAP_INIT_KUNIT_TEST": "y", "CONFIG_CLEAR_PAGES_KUNIT_TEST": "y"}
 CLEAR_KUNIT = {"CONFIG_CLEAR_PAGES_KUNIT_TEST": "y"}
 HOTPLUG = {"CONFIG_MEMORY_HOTPLUG": "y", "CONFIG_MEMORY_HOTREMOVE": "y"}
+DEVICE = {"CONFIG_ZONE_DEVICE": "y", "CONFIG_DEVICE_PRIVATE": "y"}
 
 
 @dataclass(frozen=True)
@@ -81,15 +82,17 @@ TARGETS: dict[str, Target] = {t.name: t for t in [
     Target("x86_64-allno", "x86_64", "allnoconfig", "x86-64, nothing optional",
            dirs=("mm/", "arch/x86/lib/")),
     Target("x86_64-zone-device", "x86_64", "defconfig",
-           "x86-64 with MEMORY_HOTPLUG and ZONE_DEVICE, the suites built in",
-           options=KUNIT | HOTPLUG | {"CONFIG_ZONE_DEVICE": "y"},
+           "x86-64 with MEMORY_HOTPLUG, ZONE_DEVICE and DEVICE_PRIVATE (the "
+           "ZONE_DEVICE suite's mapping), the suites built in",
+           options=KUNIT | HOTPLUG | DEVICE,
            series_options=SERIES_KUNIT, dirs=("mm/", "arch/x86/lib/")),
     Target("x86_64-hotplug-no-device", "x86_64", "defconfig",
            "x86-64 with MEMORY_HOTPLUG and without ZONE_DEVICE",
            options=KUNIT | HOTPLUG | {"CONFIG_ZONE_DEVICE": "n"},
            series_options=SERIES_KUNIT, dirs=("mm/", "arch/x86/lib/")),
     Target("arm64", "arm64", "defconfig", "the lab's KUnit architecture: generic store helpers",
-           "aarch64-linux-gnu-", ("gcc-aarch64-linux-gnu",), KUNIT | HOTPLUG, SERIES_KUNIT),
+           "aarch64-linux-gnu-", ("gcc-aarch64-linux-gnu",), KUNIT | HOTPLUG | DEVICE,
+           SERIES_KUNIT),
 ]}
 
 # Every prefix of the series is built for these (`memlab matrix --prefixes`):

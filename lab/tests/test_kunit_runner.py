@@ -30,8 +30,8 @@ def test_no_test_is_not_ok():
     assert "no test ran" in res.summary()
 
 
-ALL_SUITES = ("CONFIG_MEMMAP_INIT_KUNIT_TEST=y\nCONFIG_ZONE_DEVICE=y\nCONFIG_64BIT=y\n"
-              "CONFIG_CLEAR_PAGES_KUNIT_TEST=y\n")
+ALL_SUITES = ("CONFIG_MEMMAP_INIT_KUNIT_TEST=y\nCONFIG_ZONE_DEVICE=y\nCONFIG_DEVICE_PRIVATE=y\n"
+              "CONFIG_64BIT=y\nCONFIG_CLEAR_PAGES_KUNIT_TEST=y\n")
 
 
 def test_built_in_run_has_every_suite_of_the_series():
@@ -68,6 +68,10 @@ def test_suites_expected_follow_the_kernels_config():
     assert kunit_runner.expected_suites(sparc64) == ["memmap_init", "memmap_init_hotplug",
                                                      "memmap_init_boot", "memmap_init_to_buddy",
                                                      "clear_pages"]
+    # ZONE_DEVICE alone (Debian's config): the ZONE_DEVICE suite maps
+    # DEVICE_PRIVATE memory, so it is not expected there.
+    debian = sparc64 + "CONFIG_ZONE_DEVICE=y\n"
+    assert "memmap_init_zone_device" not in kunit_runner.expected_suites(debian)
     # Without the memmap suite's option, none of its suites, whatever else.
     assert kunit_runner.expected_suites("CONFIG_ZONE_DEVICE=y\nCONFIG_64BIT=y\n") == []
 

@@ -30,6 +30,8 @@ class Arch:
     # How a bare boot ends after the suites (kunit_shutdown=): a reset,
     # which -no-reboot turns into QEMU's exit, where the machine resets.
     kunit_shutdown: str = "reboot"
+    # What its bare KUnit boots add to the command line.
+    kunit_append: tuple[str, ...] = ()
 
     @property
     def bootable(self) -> bool:
@@ -40,9 +42,12 @@ class Arch:
         return self.qemu[0] if self.qemu else ""
 
 
-# A QEMU CPU with every feature TCG has that calls itself Intel: x86-64
-# clear_pages() streams large runs there with MOVNTI (TCG has no CLZERO).
+# A QEMU CPU with every feature TCG has that calls itself Intel (ERMS
+# included: clear_pages()'s REP STOSB variant).
 INTEL_TCG_CPU = "max,vendor=GenuineIntel"
+# TCG has no CLZERO, and x86-64 clears large runs with MOVNTI only when
+# asked to: the boots that test the streaming clear ask.
+TCG_CLEAR_STREAM = "clear_pages_stream=movnti"
 # The config built from Debian's own (configs/debian.config): what users
 # run, so its base kernel runs guests too and the kernel's selftests run on it.
 DEBIAN_CONFIG = "debian"
@@ -51,12 +56,13 @@ ARCHES: dict[str, Arch] = {a.name: a for a in [
     # The guests' architecture (virtme-ng): the lab kernels, measured (lab),
     # with deferred struct page init (defer), under DEBUG_VM with the fast
     # paths on (vm), under KASAN (debug); and Debian's own (debian).
-    # Its bare boots run on INTEL_TCG_CPU (ERMS included: clear_pages()'s
-    # REP STOSB variant), so that KUnit's clear_pages() streams.
+    # Its bare boots run on INTEL_TCG_CPU with TCG_CLEAR_STREAM, so that
+    # KUnit's clear_pages() streams.
     Arch("x86_64", "x86_64", "arch/x86/boot/bzImage",
          ("lab", "defer", "vm", "debug", DEBIAN_CONFIG),
          qemu=("qemu-system-x86_64", "-cpu", INTEL_TCG_CPU),
-         qemu_packages=("qemu-system-x86",), console="ttyS0"),
+         qemu_packages=("qemu-system-x86",), console="ttyS0",
+         kunit_append=(TCG_CLEAR_STREAM,)),
     # KUnit only: the generic, plain-store copy helpers.
     Arch("arm64", "arm64", "arch/arm64/boot/Image", ("kunit",), "aarch64-linux-gnu-",
          toolchain_packages=("gcc-aarch64-linux-gnu",),

@@ -81,8 +81,8 @@ def _gigantic_resized(sc: Scenario, b: BenchSizes) -> Scenario:
     return replace(sc.sized(sc.memory_gb, ROUNDS="3" if b.quick else "5"), cpu="")
 
 
-# The fast-paths guest: Intel's CPU model, on which x86-64 streams large
-# clears with MOVNTI (checks.FAST_PATHS_CLEAR).
+# The fast-paths guest: TCG's CPU, asked to stream large clears with
+# MOVNTI (checks.FAST_PATHS_CLEAR).
 FAST_PATHS_CPUS = 2
 FAST_PATHS = Scenario(
     name="fast-paths",
@@ -91,7 +91,7 @@ FAST_PATHS = Scenario(
                 "a devdax bind, dax kmem blocks onlined) and of its large clear, with "
                 "every fast path on; then the onlined memory used",
     memory_gb=3, pmem_gb=1, env={"SWITCH": "", "CPUS": str(FAST_PATHS_CPUS)},
-    append=["mminit_loglevel=3"], check=check_fast_paths,
+    append=["mminit_loglevel=3", arches.TCG_CLEAR_STREAM], check=check_fast_paths,
     configs=(DEFER_CONFIG, arches.DEBIAN_CONFIG), cpu=arches.INTEL_TCG_CPU,
     cpus=FAST_PATHS_CPUS, hot_adds=True)
 
@@ -110,7 +110,8 @@ GIGANTIC = Scenario(
     description="the 1 GB hugetlb page reserved at boot, zeroed for a file by "
                 "a write fault in its middle (timed) or by fallocate(), then "
                 "dirtied, four rounds: each time it reads zero",
-    memory_gb=4, env={"ROUNDS": "4"}, append=["hugepagesz=1G", "hugepages=1"],
+    memory_gb=4, env={"ROUNDS": "4"},
+    append=["hugepagesz=1G", "hugepages=1", arches.TCG_CLEAR_STREAM],
     check=check_gigantic, configs=ALL_CONFIGS, on_base=True,
     cpu=arches.INTEL_TCG_CPU,
     bench=(BenchRow(

@@ -547,8 +547,8 @@ def cpu_went_offline_mid_init(con: Console, cpu: int) -> list[str]:
             f"({len(offlines)} offlines, {len(shared)} shared inits)"]
 
 
-# The fast-paths guest runs on Intel's CPU model, on which x86-64 streams
-# large clears with MOVNTI (TCG has no CLZERO).
+# The fast-paths guest asks x86-64 to stream large clears with MOVNTI
+# (arches.TCG_CLEAR_STREAM: TCG has no CLZERO).
 FAST_PATHS_CLEAR = "MOVNTI"
 
 

@@ -37,7 +37,7 @@ _MMINIT = re.compile(r"mminit::memmap_init node (?P<node>\d+) zone (?P<zone>\S+)
                      r"(?:(?P<pages>\d+) pages|(?P<deferred>deferred) pages) " + _PATH
                      + r", (?P<state>in use|offline|free)$")
 # x86-64's choice for large runs of pages to clear, printed at boot.
-_CLEAR = re.compile(r"clear_pages: runs of \d+ MB and more with (?P<how>.+)$")
+_CLEAR = re.compile(r"clear_pages: runs of \d+ to \d+ MB with (?P<how>.+)$")
 # Hot-added memory (lab patch): each onlined range's memmap init, and the
 # whole online_pages() call.
 _HOTPLUG_INIT = re.compile(r"memmap_init_range initialised (?P<pages>\d+) hot-added pages "

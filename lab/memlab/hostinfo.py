@@ -37,6 +37,22 @@ def cpu_detail() -> str:
             f"last-level cache {llc})")
 
 
+def cpu_slug() -> str:
+    """The CPU as a file name: vendor, family and model ("amd-family25-model1"),
+    one per kind of CPU the lab has measured on."""
+    fields: dict[str, str] = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        pass
+    vendor = {"AuthenticAMD": "amd", "GenuineIntel": "intel"}.get(
+        fields.get("vendor_id", ""), fields.get("vendor_id", "") or platform.machine())
+    return (f"{vendor.lower()}-family{fields.get('cpu family', 'unknown')}"
+            f"-model{fields.get('model', 'unknown')}")
+
+
 def available_gb() -> float:
     """Memory the host can give a guest now (MemAvailable)."""
     with open("/proc/meminfo") as f:

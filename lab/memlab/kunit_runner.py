@@ -39,7 +39,8 @@ SUITES = {"memmap_init": (MEMMAP_KUNIT,),
 
 def run_suites_at_boot(arch: str) -> list[str]:
     """What a boot needs to run the built-in suites and then end by itself."""
-    return ["kunit.enable=1", f"kunit_shutdown={arches.get(arch).kunit_shutdown}"]
+    return ["kunit.enable=1", f"kunit_shutdown={arches.get(arch).kunit_shutdown}",
+            *arches.get(arch).kunit_append]
 
 # What a kernel built with CONFIG_DEFERRED_STRUCT_PAGE_INIT prints once its
 # deferred init threads are done: without it the boot deferred nothing and

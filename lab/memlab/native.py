@@ -20,6 +20,9 @@ from .runner import LabError, run_logged, run_quiet, say
 
 NATIVE_SRC = paths.REPO / "lab" / "native"
 WORK = paths.BUILD / "native"
+# One record per kind of CPU (hostinfo.cpu_slug()), kept beside the latest
+# run (results/native.json): the clearing and onlining rules rest on all.
+HOSTS = paths.RESULTS / "native-hosts"
 _ASM_OFFSET = re.compile(r'"->(\w+) \$?(-?\d+)')
 
 SHIM = {
@@ -250,11 +253,13 @@ def run(device_gb: float = 100.0) -> int:
     rows = summarize(records)
     cpu = hostinfo.cpu_detail()
     table = markdown(meta, rows, cpu)
-    paths.RESULTS.mkdir(exist_ok=True)
-    (paths.RESULTS / "native.json").write_text(json.dumps(
+    record = json.dumps(
         {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "host_cpu": cpu,
          "provenance": provenance.now([(arches.GUEST_ARCH, "patched", "lab")]).to_json(),
-         "offsets": offsets, "meta": meta, "records": records}, indent=1) + "\n")
+         "offsets": offsets, "meta": meta, "records": records}, indent=1) + "\n"
+    HOSTS.mkdir(parents=True, exist_ok=True)
+    (paths.RESULTS / "native.json").write_text(record)
+    (HOSTS / f"{hostinfo.cpu_slug()}.json").write_text(record)
     (paths.RESULTS / "native.md").write_text(table)
     print(table)
     report.write_plots(paths.RESULTS / "native.json", paths.RESULTS)

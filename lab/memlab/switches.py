@@ -36,7 +36,7 @@ SWITCHES = (
            "ranges: the binding thread alone"),
     Switch("memmap_single_pass=off", "the single pass to the buddy allocator: fresh pages "
            "written in use (or offline) and walked again to free them"),
-    Switch("clear_pages_stream=off", "x86-64's streaming clear of runs of 8 MB and more "
+    Switch("clear_pages_stream=off", "x86-64's streaming clear of runs of 8 to 32 MB "
            "(gigantic folios): one string operation"),
 )
 

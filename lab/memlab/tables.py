@@ -252,6 +252,43 @@ def native_clear_runs_table(source: Path, touch: str) -> Table:
     return Table(caption, header, out, [r[0] for r in out])
 
 
+# The figures each CPU's record gives the kernel's rules: a variant's
+# speed against another's on one group (one thread), as (label, group,
+# faster, slower): clearing by run size, onlining by block size.
+NATIVE_HOST_RATIOS = (
+    ("CLZERO vs REP STOSB, 32 MB runs", "clear 32M", "clzero", "stosb"),
+    ("CLZERO vs REP STOSB, one 1 GB run", "clear 1G", "clzero", "stosb"),
+    ("CLZERO vs REP STOSB, 16 GB in 1 GB runs", f"clear {native.SEQUENCE_GB}G in 1G runs",
+     "clzero", "stosb"),
+    ("MOVNTI vs REP STOSB, 32 MB runs", "clear 32M", "movnti", "stosb"),
+    ("streamed vs plain template, 128 MB blocks", "online 128M", "stream", "plain"),
+    ("streamed vs plain template, 2 GB blocks", "online 2G", "stream", "plain"),
+)
+
+
+def native_hosts_table() -> Table:
+    """One row per CPU measured (results/native-hosts/), the ratios the
+    clearing and onlining rules rest on."""
+    sources = sorted(native.HOSTS.glob("*.json"))
+    if not sources:
+        raise LabError(f"{native.HOSTS.relative_to(paths.REPO)}: no record "
+                       "(`memlab bench native` writes one per CPU)")
+    out = []
+    for source in sources:
+        data, rows = _native(source)
+        by = {(r["group"], r["name"]): r for r in rows if r["threads"] == 1}
+        cells = [data["host_cpu"], data["date"].split()[0]]
+        for _, group, faster, slower in NATIVE_HOST_RATIOS:
+            a, b = by.get((group, faster)), by.get((group, slower))
+            cells.append(f"{b['median_s'] / a['median_s']:.2f}x" if a and b else "n/a")
+        out.append(cells)
+    caption = (f"{native.HOSTS.relative_to(paths.REPO)}/: one record per CPU, "
+               "`memlab bench native`; speed of the first variant over the second, "
+               "medians, one thread, each run cold")
+    return Table(caption, ["CPU", "measured", *(r[0] for r in NATIVE_HOST_RATIOS)], out,
+                 [r[0] for r in out])
+
+
 def _minutes(rec: RunRecord | None, name: str) -> str:
     step = rec.step(name) if rec else None
     return f"{step.seconds / 60:.1f}" if step else ""
@@ -567,6 +604,7 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
     "native-clear-runs": lambda: native_clear_runs_table(R / "native.json", ""),
     "native-clear-read-4k": lambda: native_clear_runs_table(R / "native.json", "read 4K"),
     "native-clear-read-run": lambda: native_clear_runs_table(R / "native.json", "read run"),
+    "native-hosts": native_hosts_table,
     "references": references_table,
     "postings": postings_table,
     "ci": ci_table,

@@ -123,7 +123,7 @@ def test_mminit_trace_gives_each_ranges_path_and_state():
         "[    2.1] mminit::memmap_init node 1 zone Normal: deferred pages page by page, in use\n"
         "[    9.3] mminit::memmap_init node 0 zone Movable: 32768 pages from a template, "
         "offline\n"
-        "[    0.5] clear_pages: runs of 8 MB and more with MOVNTI\n")
+        "[    0.5] clear_pages: runs of 8 to 32 MB with MOVNTI\n")
     assert con.memmap_paths == [
         console.MemmapPath(0, "Normal", 32768, "from a template, streamed", "free"),
         console.MemmapPath(1, "Normal", None, "page by page", "in use"),

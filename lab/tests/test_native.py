@@ -1,5 +1,10 @@
 """Native benchmark: offsets from kbuild's assembly, GB/s and % of limit."""
-from memlab import native
+import json
+
+import pytest
+
+from memlab import hostinfo, native, tables
+from memlab.runner import LabError
 
 
 def test_offsets_from_kbuild_assembly():
@@ -68,3 +73,26 @@ def test_clearing_table_lists_each_group_once_and_says_what_did_not_run():
     assert "CLZERO absent" in text and "16G sequence was not run" in text
     # The memmap table leaves the clearing groups to their own table.
     assert "clear 32M" not in native.markdown(meta, native.summarize(recs), "cpu").split("####")[0]
+
+
+def test_each_cpu_keeps_its_record_and_the_hosts_table_reads_them_all(monkeypatch, tmp_path):
+    monkeypatch.setattr(native, "HOSTS", tmp_path / "native-hosts")
+    native.HOSTS.mkdir()
+    for slug, cpu in (("amd-family25-model1", "AMD A"), ("intel-family6-model143", "Intel B")):
+        (native.HOSTS / f"{slug}.json").write_text(json.dumps(
+            {"date": "2026-11-27 10:00:00 UTC", "host_cpu": cpu, "records": _clear_records()}))
+    monkeypatch.setattr(tables.paths, "REPO", tmp_path)
+    table = tables.native_hosts_table()
+    assert [r[0] for r in table.rows] == ["AMD A", "Intel B"]
+    by_label = dict(zip(table.header, table.rows[0]))
+    # MOVNTI twice as fast as REP STOSB on 32 MB runs; no CLZERO measured.
+    assert by_label["MOVNTI vs REP STOSB, 32 MB runs"] == "2.00x"
+    assert by_label["CLZERO vs REP STOSB, 32 MB runs"] == "n/a"
+    assert "-family" in hostinfo.cpu_slug() and "-model" in hostinfo.cpu_slug()
+
+
+def test_the_hosts_table_wants_a_record(monkeypatch, tmp_path):
+    monkeypatch.setattr(native, "HOSTS", tmp_path / "native-hosts")
+    monkeypatch.setattr(tables.paths, "REPO", tmp_path)
+    with pytest.raises(LabError, match="no record"):
+        tables.native_hosts_table()

@@ -26,7 +26,7 @@ def test_the_handbooks_changes_of_debians_config():
 
 def console(release, hvo_reports, extra=""):
     return "\n".join([
-        "[    1.0] clear_pages: runs of 8 MB and more with MOVNTI",
+        "[    1.0] clear_pages: runs of 8 to 32 MB with MOVNTI",
         f"MEMLAB kernel={release} newest_kernel={OURS} packages=x",
         "MEMLAB phase=fsdax",
         "[   80.0] memmap_init_zone_device initialised 516096 pages in 3ms",

@@ -8,7 +8,7 @@ DEFERRED = "[    2.0] mminit::memmap_init node 0 zone Normal: deferred pages {pa
 HOT = "[    9.0] mminit::memmap_init node 0 zone Movable: 32768 pages {path}, {state}\n"
 DEVICE = ("[    8.0] memmap_init_zone_device initialised 257536 pages in 1ms, {path}, "
           "up to {threads} threads\n")
-CLEAR = "[    0.5] clear_pages: runs of 8 MB and more with {how}\n"
+CLEAR = "[    0.5] clear_pages: runs of 8 to 32 MB with {how}\n"
 T, S, P = switches.TEMPLATE, switches.STREAMED, switches.PAGE_BY_PAGE
 
 # What a kernel prints with each switch off (and with none): the console the

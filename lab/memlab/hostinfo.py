@@ -10,25 +10,27 @@ from . import paths
 from .runner import LabError
 
 
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "?"
-
-
-def cpu_detail() -> str:
-    """The CPU's name with its family, model and last-level cache, which a
-    virtual machine's bare model name ("AMD EPYC") leaves out."""
+def cpuinfo() -> dict[str, str]:
+    """The first CPU's fields in /proc/cpuinfo ({} where there is none)."""
     fields: dict[str, str] = {}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             key, _, value = line.partition(":")
             fields.setdefault(key.strip(), value.strip())
     except OSError:
+        pass
+    return fields
+
+
+def cpu_model() -> str:
+    return cpuinfo().get("model name") or platform.processor() or "?"
+
+
+def cpu_detail() -> str:
+    """The CPU's name with its family, model and last-level cache, which a
+    virtual machine's bare model name ("AMD EPYC") leaves out."""
+    fields = cpuinfo()
+    if not fields:
         return cpu_model()
     caches = sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"))
     llc = caches[-1].read_text().strip() if caches else "?"
@@ -40,13 +42,7 @@ def cpu_detail() -> str:
 def cpu_slug() -> str:
     """The CPU as a file name: vendor, family and model ("amd-family25-model1"),
     one per kind of CPU the lab has measured on."""
-    fields: dict[str, str] = {}
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            fields.setdefault(key.strip(), value.strip())
-    except OSError:
-        pass
+    fields = cpuinfo()
     vendor = {"AuthenticAMD": "amd", "GenuineIntel": "intel"}.get(
         fields.get("vendor_id", ""), fields.get("vendor_id", "") or platform.machine())
     return (f"{vendor.lower()}-family{fields.get('cpu family', 'unknown')}"

@@ -59,6 +59,10 @@ def apt_conf() -> str:
         f'Dir::State::status "{STATE / "status"}";',
         f'Dir::Cache "{STATE / "cache"}";',
         'Acquire::Languages "none";',
+        # The mirror may serve a suite whose Release file has passed its
+        # Valid-Until date (sid's, seen here): its signature is still
+        # checked, only the date is not.
+        'Acquire::Check-Valid-Until "false";',
         # Downloads land in build/, which apt's own unprivileged user may
         # not be able to write.
         'APT::Sandbox::User "root";',

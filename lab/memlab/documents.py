@@ -100,7 +100,11 @@ def stale() -> list[tuple[Path, str]]:
 def refresh() -> None:
     """After a command recorded results: rewrite the documents that cite
     them. A document that cannot be written is a warning here, not a
-    failure of the measurement (`memlab report` then names the problem)."""
+    failure of the measurement (`memlab report` then names the problem).
+    Another base's results are not what the documents cite: its commands
+    leave them alone."""
+    if paths.BASE:
+        return
     try:
         run()
     except LabError as e:
@@ -110,6 +114,9 @@ def refresh() -> None:
 def run(check: bool = False) -> int:
     """Write every document from its template (or, with check, only say
     which would change)."""
+    if paths.BASE:
+        raise LabError(f"the documents are made from the default base's results: run "
+                       f"`memlab report` without MEMLAB_BASE (now {paths.BASE})")
     changed = stale()
     for doc, fresh in changed:
         rel = doc.relative_to(ROOT)

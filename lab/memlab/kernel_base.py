@@ -4,7 +4,7 @@ for newer uploads. The same Debian source package builds linux-source-NAME
 (the tree) and linux-config-NAME (Debian's own kernel configurations,
 which the `debian` config starts from): one version pins both. Moving a
 base to a newer upload is its row's version. The lab works on one base at
-a time."""
+a time: MEMLAB_BASE names it when it is not the default (paths.py)."""
 from __future__ import annotations
 
 import os
@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import paths
+from .runner import LabError
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,11 @@ BASES: dict[str, KernelBase] = {b.name: b for b in [
                 "clear_pages() and run-wise zeroing of huge folios (mainline since 7.0)",
                 "batch clearing of init_on_alloc blocks (mainline since 7.2)",
                 "a fix of freeing HVO-optimized hugetlb folios (since 6.12.114)")),
+    # Mainline as Debian unstable packages it: the base of the reference
+    # series' numbers and of what maintainers merge.
+    KernelBase("7.2", "7.2.13-1", ("sid",), "sid", "7.2",
+               ("the template init of memmaps (ZONE_DEVICE, hot-added, boot, deferred)",
+                "streaming stores for large clear_pages() runs on x86-64")),
 ]}
 
 # The base this checkout's patches/ are written for.
@@ -80,8 +86,13 @@ DEFAULT = "6.12"
 
 
 def current() -> KernelBase:
-    """The base in use; MEMLAB_SOURCE_VERSION pins another Debian version
-    of its package (a newer upload, say)."""
-    base = BASES[DEFAULT]
+    """The base in use (MEMLAB_BASE, or the default); MEMLAB_SOURCE_VERSION
+    pins another Debian version of its package (a newer upload, say)."""
+    if paths.BASE == DEFAULT:
+        raise LabError(f"MEMLAB_BASE={DEFAULT} is the default base: leave MEMLAB_BASE unset")
+    if paths.BASE and paths.BASE not in BASES:
+        raise LabError(f"MEMLAB_BASE={paths.BASE}: no such kernel base "
+                       f"(known: {', '.join(BASES)})")
+    base = BASES[paths.BASE or DEFAULT]
     version = os.environ.get("MEMLAB_SOURCE_VERSION")
     return replace(base, version=version) if version else base

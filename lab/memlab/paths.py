@@ -1,22 +1,37 @@
 """Where the lab keeps things."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+
+# The kernel base the lab works on when it is not the default one
+# (kernel_base.py): the environment's MEMLAB_BASE, a base's name, or "".
+# Such a base keeps its trees, builds, logs and results in a subdirectory
+# of build/ and results/ named after it; what all bases share (the Debian
+# archive's state, virtme-ng, the host's own facts) stays at the top.
+BASE = os.environ.get("MEMLAB_BASE", "")
+
+
+def of_base(root: Path) -> Path:
+    """The directory of the base in use under @root."""
+    return root / BASE if BASE else root
+
 
 PATCHES = REPO / "patches"          # each kernel base's series (kernel_base.py)
 CONFIGS = REPO / "configs"          # kconfig fragments
 SCENARIOS = REPO / "scenarios"      # guest scripts
 TEMPLATES = REPO / "lab" / "documents"   # the documents' templates (documents.py)
-RESULTS = REPO / "results"
+RESULTS = of_base(REPO / "results")
 
 BUILD = REPO / "build"              # git-ignored: everything generated
-KERNEL_TREE = BUILD / "linux"       # developers' work tree: base, product, lab
-VARIANT_TREES = BUILD / "trees"     # clean checkouts used for variant builds
+BASE_BUILD = of_base(BUILD)         # what is generated from the base in use
+KERNEL_TREE = BASE_BUILD / "linux"  # developers' work tree: base, product, lab
+VARIANT_TREES = BASE_BUILD / "trees"    # clean checkouts used for variant builds
 PRISTINE_TREE = VARIANT_TREES / "pristine"   # where the apply command is tried
-OUT = BUILD / "out"                 # O= build directories
-LOGS = BUILD / "logs"
+OUT = BASE_BUILD / "out"            # O= build directories
+LOGS = BASE_BUILD / "logs"
 VENV = BUILD / "venv"               # virtme-ng lives here (PEP 668 safe)
 
 # Refs in the kernel work tree. Branch WORK_BRANCH is base, then the

@@ -20,6 +20,7 @@ from .postings import Reference
 from .results import BASE, ONE_THREAD, ONE_THREAD_ARG, PATCHED, Result, Row
 from .runner import LabError
 from .runrecord import CI_RESULTS, TEST_RESULTS, RunRecord, StepRecord, totals
+from .series import Series
 
 
 def reference(name: str) -> Reference | str:
@@ -565,7 +566,8 @@ def package_by_hand_block() -> list[str]:
 def bases_table() -> Table:
     """The kernel bases, one row each (kernel_base.py)."""
     rows = [[f"Linux {b.name}", f"`{b.package}` {b.version}", b.release,
-             f"`{b.series.relative_to(paths.REPO)}/`", "; ".join(b.lacks)]
+             f"`{b.series.relative_to(paths.REPO)}/`: "
+             f"{len(Series(b.series).patches())} patches", "; ".join(b.lacks)]
             for b in kernel_base.BASES.values()]
     return Table("lab/memlab/kernel_base.py", ["base", "Debian package, pinned", "release",
                                                "series", "what it lacks that its series adds"],

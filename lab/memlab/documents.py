@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from . import figures, paths, tables
+from . import figures, kernel_base, paths, tables
 from .runner import LabError, say
 
 TEMPLATES = paths.TEMPLATES
@@ -72,7 +72,10 @@ _UNITS = (r"ns|us|ms|s|sec|secs|seconds?|min|mins|minutes?|hours?|%|x(?!\s*\d)|t
           r"[KMGT]i?B/s|instructions?")
 _HAND_NUMBER = re.compile(rf"(?<![\w.{{:-])(\d+\.\d+|\d+)\s*({_UNITS})(?![\w/])"
                           r"|(?<![\w.{:-])\d+\.\d+(?![\w.])")
-_VERSIONS = re.compile(r"\b(6\.12|7\.0)\b")
+# Kernel versions: the bases', and the release mainline's clear_pages()
+# came with.
+_VERSIONS = re.compile(r"\b(" + "|".join(re.escape(v) for v in [*kernel_base.BASES, "7.0"])
+                       + r")\b")
 
 
 def hand_numbers(text: str) -> list[str]:

@@ -25,6 +25,9 @@ from .runner import LabError, run_logged, run_quiet, say
 from .series import (COVER_LETTER, Series, parse_am_failure, refresh_cover_letter,
                      write_series)
 
+# The work tree as a message names it: build/linux, or another base's.
+_TREE = paths.KERNEL_TREE.relative_to(paths.REPO)
+
 # The project signs as itself (no personal names in commits).
 IDENTITY = {
     "GIT_AUTHOR_NAME": "memlab", "GIT_AUTHOR_EMAIL": "memlab@localhost",
@@ -166,7 +169,7 @@ def check_layout() -> None:
     wanted = [layer.branch for layer in layers()]
     have = git("branch", "--list", *wanted, "--format=%(refname:short)").split()
     if sorted(have) != sorted(wanted):
-        raise LabError(f"build/linux lacks a branch of {', '.join(wanted)} (made by an "
+        raise LabError(f"{_TREE} lacks a branch of {', '.join(wanted)} (made by an "
                        "older memlab?): run `memlab source --force` (after exporting "
                        "any work)")
     for older, newer in zip([paths.TAG_BASE] + wanted, wanted):
@@ -174,7 +177,7 @@ def check_layout() -> None:
                         cwd=paths.KERNEL_TREE, check=False)
         if res.returncode != 0:
             raise LabError(
-                f"build/linux: {older} is not an ancestor of branch {newer}. The "
+                f"{_TREE}: {older} is not an ancestor of branch {newer}. The "
                 f"branches follow each other ({' -> '.join([paths.TAG_BASE] + wanted)}): "
                 f"rebase with `git rebase -i --update-refs {paths.TAG_BASE}` on branch "
                 f"{paths.WORK_BRANCH}")
@@ -230,10 +233,10 @@ def ensure_pristine() -> None:
     if has_tree() and tree_version() != version:
         old = tree_version()
         if not is_unpatched() and check_export():
-            raise LabError(f"build/linux is of {old}, the pin is {version}, and it has "
+            raise LabError(f"{_TREE} is of {old}, the pin is {version}, and it has "
                            "work that differs from patches/: `memlab export` it, then "
                            "`memlab source --force` unpacks the pinned version")
-        say(f"build/linux is of {old}; unpacking the pinned {version}")
+        say(f"{_TREE} is of {old}; unpacking the pinned {version}")
         shutil.rmtree(paths.KERNEL_TREE)
     if not has_tree():
         unpack(version, tarball)
@@ -254,11 +257,11 @@ def source(force: bool = False) -> None:
     else:
         differences = check_export()
         if differences:
-            raise LabError("build/linux has work that differs from patches/:\n  "
+            raise LabError(f"{_TREE} has work that differs from patches/:\n  "
                            + "\n  ".join(differences)
                            + "\nrun `memlab export` to keep it, or "
                            "`memlab source --force` to discard it")
-        say("build/linux already matches patches/")
+        say(f"{_TREE} already matches {product_series().directory.relative_to(paths.REPO)}/")
     sync_variant_tree("base")
     say(f"kernel work tree: {paths.KERNEL_TREE} (HEAD {git('rev-parse', '--short', 'HEAD')})")
 
@@ -323,7 +326,7 @@ def sync_variant_tree(variant: str) -> Path:
     if variant == "patched":
         branch = git("symbolic-ref", "--short", "-q", "HEAD", check=False)
         if branch != paths.WORK_BRANCH:
-            raise LabError(f"build/linux has {branch or 'a detached HEAD'} checked "
+            raise LabError(f"{_TREE} has {branch or 'a detached HEAD'} checked "
                            f"out; the patched variant builds branch "
                            f"{paths.WORK_BRANCH} (product series, stable fixes, lab patches)")
         return tree
@@ -390,11 +393,11 @@ def check_export() -> list[str]:
             for name in sorted(names):
                 a, b = have / name, want / name
                 if not a.exists():
-                    diffs.append(f"{b.relative_to(tmp)}: in build/linux, not in patches/")
+                    diffs.append(f"{b.relative_to(tmp)}: in {_TREE}, not in patches/")
                 elif not b.exists():
-                    diffs.append(f"{a.relative_to(paths.REPO)}: not in build/linux")
+                    diffs.append(f"{a.relative_to(paths.REPO)}: not in {_TREE}")
                 elif not filecmp.cmp(a, b, shallow=False):
-                    diffs.append(f"{a.relative_to(paths.REPO)}: differs from build/linux")
+                    diffs.append(f"{a.relative_to(paths.REPO)}: differs from {_TREE}")
         cover = cover_letter_template()
         fresh = _cover_letter(cover)
         if fresh is not None and fresh != cover.read_text():
@@ -408,7 +411,7 @@ def export() -> None:
         raise LabError("no kernel work tree: run `memlab source` first")
     status = git("status", "--porcelain", "--untracked-files=no")
     if status:
-        say("WARNING: build/linux has uncommitted changes; only commits are exported")
+        say(f"WARNING: {_TREE} has uncommitted changes; only commits are exported")
     for layer in layers():
         layer.directory.mkdir(parents=True, exist_ok=True)
         for old in layer.directory.glob("*.patch"):

@@ -1,5 +1,6 @@
 """Counting kunit.py's JSON results (captured from a real run)."""
 import json
+import subprocess
 
 from memlab import kunit_runner
 from conftest import DATA
@@ -85,3 +86,19 @@ def test_a_prefix_of_the_series_must_run_only_the_suites_it_defines(tmp_path):
     assert defined == {"memmap_init", "memmap_init_zone_device"}
     assert kunit_runner.expected_suites(ALL_SUITES, defined) == ["memmap_init",
                                                                  "memmap_init_zone_device"]
+
+
+def test_kunit_py_reaches_qemu_with_tcg_only(tmp_path, monkeypatch):
+    """kunit.py's `-accel kvm -accel hvf -accel tcg` reaches QEMU as TCG
+    alone, every other argument as it was."""
+    real = tmp_path / "bin" / "qemu-system-x86_64"
+    real.parent.mkdir()
+    real.write_text("#!/bin/sh\necho \"$@\"\n")
+    real.chmod(0o755)
+    monkeypatch.setattr(kunit_runner, "TCG_ONLY", tmp_path / "tcg-only")
+    env = kunit_runner.tcg_only_env("x86_64", {"PATH": str(real.parent)})
+    assert env["PATH"].split(":")[0] == str(tmp_path / "tcg-only")
+    out = subprocess.run(["qemu-system-x86_64", "-m", "1024", "-accel", "kvm", "-accel", "hvf",
+                          "-accel", "tcg", "-serial", "stdio"],
+                         env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["-m", "1024", "-accel", "tcg", "-serial", "stdio"]

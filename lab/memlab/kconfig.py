@@ -77,7 +77,9 @@ def load_fragment(name: str, arch: str = arches.GUEST_ARCH, variant: str = "patc
     `configs/NAME.ARCH.config` and `configs/NAME.VARIANT.config`, when
     present, are applied after NAME: options for one architecture, and
     options whose symbols only one variant has (the series' KUnit suites
-    exist in the patched tree only).
+    exist in the patched tree only). A base other than the default may
+    qualify each of them in its own directory, `configs/BASE/`, applied
+    last: what its series has not (yet) got, say.
     """
     if name in _seen:
         raise LabError(f"config include loop: {' -> '.join(_seen + (name,))}")
@@ -88,10 +90,11 @@ def load_fragment(name: str, arch: str = arches.GUEST_ARCH, variant: str = "patc
             opts.update(load_fragment(raw.split(None, 1)[1].strip(), arch, variant,
                                       _seen + (name,)))
     opts.update(parse(text))
-    for qualifier in (arch, variant):
-        specific = paths.CONFIGS / f"{name}.{qualifier}.config"
-        if specific.exists():
-            opts.update(parse(specific.read_text()))
+    for directory in dict.fromkeys((paths.CONFIGS, paths.of_base(paths.CONFIGS))):
+        for qualified in (name, f"{name}.{arch}", f"{name}.{variant}"):
+            specific = directory / f"{qualified}.config"
+            if specific.exists() and specific != fragment_path(name):
+                opts.update(parse(specific.read_text()))
     return opts
 
 

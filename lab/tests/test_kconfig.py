@@ -266,3 +266,15 @@ def test_a_debian_flavour_builds_only_for_its_architecture():
     from memlab.runner import LabError
     with pytest.raises(LabError, match="amd64_none_amd64 config is not for arm64"):
         build.debian_dotconfig("amd64_none_amd64", "arm64")
+
+
+def test_another_base_qualifies_a_fragment_from_its_own_directory(monkeypatch):
+    """configs/7.2/lab.patched.config: the 7.2 series has no clear_pages()
+    suite, so its patched lab kernel does not ask for one; the default
+    base's does."""
+    assert kconfig.load_fragment("lab", variant="patched")["CONFIG_CLEAR_PAGES_KUNIT_TEST"] == "y"
+    monkeypatch.setattr(kconfig.paths, "BASE", "7.2")
+    opts = kconfig.load_fragment("lab", variant="patched")
+    assert opts["CONFIG_CLEAR_PAGES_KUNIT_TEST"] == "n"
+    assert opts["CONFIG_MEMMAP_INIT_KUNIT_TEST"] == "y"
+    assert "CONFIG_CLEAR_PAGES_KUNIT_TEST" not in kconfig.load_fragment("lab", variant="base")

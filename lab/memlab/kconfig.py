@@ -90,11 +90,13 @@ def load_fragment(name: str, arch: str = arches.GUEST_ARCH, variant: str = "patc
             opts.update(load_fragment(raw.split(None, 1)[1].strip(), arch, variant,
                                       _seen + (name,)))
     opts.update(parse(text))
-    for directory in dict.fromkeys((paths.CONFIGS, paths.of_base(paths.CONFIGS))):
-        for qualified in (name, f"{name}.{arch}", f"{name}.{variant}"):
-            specific = directory / f"{qualified}.config"
-            if specific.exists() and specific != fragment_path(name):
-                opts.update(parse(specific.read_text()))
+    specifics = [paths.CONFIGS / f"{name}.{q}.config" for q in (arch, variant)]
+    if paths.BASE:
+        specifics += [paths.of_base(paths.CONFIGS) / f"{q}.config"
+                      for q in (name, f"{name}.{arch}", f"{name}.{variant}")]
+    for specific in specifics:
+        if specific.exists():
+            opts.update(parse(specific.read_text()))
     return opts
 
 

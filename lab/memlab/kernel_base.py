@@ -77,8 +77,7 @@ BASES: dict[str, KernelBase] = {b.name: b for b in [
     # Mainline as Debian unstable packages it: the base of the reference
     # series' numbers and of what maintainers merge.
     KernelBase("7.2", "7.2.13-1", ("sid",), "sid", "7.2",
-               ("the template init of memmaps (ZONE_DEVICE, hot-added, boot, deferred)",
-                "streaming stores for large clear_pages() runs on x86-64")),
+               ("the template init of memmaps (ZONE_DEVICE, hot-added, boot, deferred)",)),
 ]}
 
 # The base this checkout's patches/ are written for.

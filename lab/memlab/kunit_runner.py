@@ -135,14 +135,12 @@ def parse_console(log: Path, report: Path) -> dict[str, Any]:
     return json.loads(report.read_text())
 
 
-def expected_suites(dotconfig: str, defined: Collection[str] | None = None) -> list[str]:
+def expected_suites(dotconfig: str, defined: Collection[str]) -> list[str]:
     """The suites a kernel of this .config must run: of those its source
-    @defines (default: the whole series, all of SUITES), those whose
-    options the config sets."""
+    @defines (series_suites()), those whose options the config sets."""
     opts = kconfig.parse(dotconfig)
     return [name for name, needs in SUITES.items()
-            if (defined is None or name in defined)
-            and all(opts.get(option) == "y" for option in needs)]
+            if name in defined and all(opts.get(option) == "y" for option in needs)]
 
 
 # How a suite of SUITES is named where it is defined.

@@ -13,8 +13,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import (accel, arches, build, guest, hostinfo, kernel_tree, paths, provenance, report,
-               results)
+from . import (accel, arches, build, guest, hostinfo, kernel_base, kernel_tree, paths,
+               provenance, report, results)
 from .console import Console
 from .runner import LabError, say
 from .catalog import SCENARIOS, bench_rows
@@ -121,25 +121,43 @@ def measure(sc: BenchScenario, variant: Variant, mode: str) -> Measured:
                     sc.pages(res.console))
 
 
-def results_dir(mode: str, quick: bool, only: list[str] | None) -> Path:
+def results_dir(mode: str, quick: bool, only: list[str] | None,
+                base: str | None = None) -> Path:
     """Where a run's results go: results/MODE[-quick] for all rows, with
     "-ROW+ROW..." for some, the rows in table order whatever the order they
-    were asked for in."""
+    were asked for in; under results/BASE/ for a base other than the
+    default (None: the base in use, paths.py)."""
     rows = [n for n in bench_rows() if n in set(only or ())]
-    return paths.RESULTS / (mode + ("-quick" if quick else "")
-                            + ("-" + "+".join(rows) if rows else ""))
+    root = paths.RESULTS if base in (None, paths.BASE) else paths.of_base(paths.REPO / "results", base)
+    return root / (
+        mode + ("-quick" if quick else "") + ("-" + "+".join(rows) if rows else ""))
 
 
-# The runs the documents cite, by the name their templates give them: the
-# mode, quick or not, and the rows (None: every row of the mode).
-CITED_RUNS: dict[str, tuple[str, bool, tuple[str, ...] | None]] = {
-    "icount": ("icount", False, None),
-    "icount-quick": ("icount", True, None),
-    "hotplug-boot": ("icount", False, ("kmem-online", "kmem-online-pages", "boot-memmap",
-                                       "boot-memmap-free", "boot-deferred")),
-    "debian": ("icount", False, ("fsdax-rebind-debian", "kmem-memmap-on-memory-debian",
-                                 "boot-deferred-debian")),
-    "wall": ("wall", False, None),
+@dataclass(frozen=True)
+class CitedRun:
+    """A run the documents cite: its mode, quick or not, its rows (None:
+    every row of the mode), and its kernel base ("": the default)."""
+    mode: str
+    quick: bool
+    rows: tuple[str, ...] | None = None
+    base: str = ""
+
+
+# The cited runs, by the name their templates give them.
+CITED_RUNS: dict[str, CitedRun] = {
+    "icount": CitedRun("icount", False),
+    "icount-quick": CitedRun("icount", True),
+    "hotplug-boot": CitedRun("icount", False, ("kmem-online", "kmem-online-pages",
+                                               "boot-memmap", "boot-memmap-free",
+                                               "boot-deferred")),
+    "debian": CitedRun("icount", False, ("fsdax-rebind-debian", "kmem-memmap-on-memory-debian",
+                                         "boot-deferred-debian")),
+    "wall": CitedRun("wall", False),
+    # Mainline: icount-quick's rows that its series changes (not the
+    # clearing, which mainline has), to set beside the default base's.
+    "mainline": CitedRun("icount", True, ("fsdax-rebind", "devdax-rebind", "kmem-online",
+                                          "boot-memmap", "device-private"),
+                          kernel_base.MAINLINE),
 }
 
 
@@ -147,13 +165,14 @@ def cited_dir(name: str) -> Path:
     """The results directory of the run the documents call @name."""
     if name not in CITED_RUNS:
         raise LabError(f"no cited bench run {name!r} (known: {', '.join(CITED_RUNS)})")
-    mode, quick, rows = CITED_RUNS[name]
-    return results_dir(mode, quick, list(rows) if rows else None)
+    run = CITED_RUNS[name]
+    return results_dir(run.mode, run.quick, list(run.rows) if run.rows else None, run.base)
 
 
-def command(mode: str, quick: bool, rows: list[str]) -> str:
+def command(mode: str, quick: bool, rows: list[str], base: str = "") -> str:
     """The command that remakes a run's results (results_dir())."""
-    words = ["memlab bench", f"--mode {mode}"] + (["--quick"] if quick else [])
+    words = ([f"MEMLAB_BASE={base}"] if base else []) + ["memlab bench", f"--mode {mode}"]
+    words += ["--quick"] if quick else []
     return " ".join(words + [f"--scenario {r}" for r in rows])
 
 

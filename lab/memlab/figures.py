@@ -19,7 +19,8 @@ the documents are written (documents.py). A template names one as
   budget of a cold default `memlab test`;
 - `{{uploads:pinned|newest|date|summary|suites}}`: the last check of
   Debian's uploads (results/uploads.json); `{{base:name|version|upstream|
-  package|release|suites}}`: the kernel base (kernel_base.py).
+  package|release|suites}}`: the kernel base (kernel_base.py), `{{base:mainline}}`:
+  the name of the mainline base.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from . import native, paths
 from .archive import RELEASES
 from .bench import cited_dir
 from .catalog import bench_rows
-from .kernel_base import current
+from .kernel_base import MAINLINE, current
 from .kernel_tree import product_series
 from .matrix import load_results
 from .postings import Reference
@@ -192,20 +193,23 @@ def _ci(kind: str, what: str, *rest: str) -> str:
     raise LabError(f"ci figure: unknown field {what!r}")
 
 
-def load_breaks() -> dict[str, list[dict]]:
-    """The groups of results/breaks.json: lists of entries, each naming its
-    break and what caught it (an empty list: nothing did)."""
+def load_breaks(source: Path | None = None) -> dict[str, list[dict]]:
+    """The groups of results/breaks.json (or another base's @source): lists
+    of entries, each naming its break and what caught it (an empty list:
+    nothing did)."""
+    source = source or BREAKS
+    name = source.relative_to(paths.REPO) if source.is_relative_to(paths.REPO) else source
     try:
-        data = json.loads(BREAKS.read_text())
+        data = json.loads(source.read_text())
     except (OSError, ValueError) as e:
-        raise LabError(f"results/breaks.json: {e}") from None
+        raise LabError(f"{name}: {e}") from None
     groups = {k: v for k, v in data.items() if isinstance(v, list)} \
         if isinstance(data, dict) else {}
     for group, entries in groups.items():
         for entry in entries:
             if not (isinstance(entry, dict) and isinstance(entry.get("break"), str)
                     and isinstance(entry.get("caught_by"), list)):
-                raise LabError(f"results/breaks.json: an entry of {group!r} lacks its "
+                raise LabError(f"{name}: an entry of {group!r} lacks its "
                                f"'break' text or its 'caught_by' list: {entry!r}")
     return groups
 
@@ -260,7 +264,7 @@ def _base(what: str) -> str:
     facts = {"name": base.name, "version": base.version,
              "upstream": base.version.rsplit("-", 1)[0], "package": base.package,
              "release": RELEASES.get(base.release, base.release),
-             "suites": ", ".join(base.suites)}
+             "suites": ", ".join(base.suites), "mainline": MAINLINE}
     if what not in facts:
         raise LabError(f"base figure: unknown field {what!r} (known: {', '.join(facts)})")
     return facts[what]

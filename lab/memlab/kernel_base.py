@@ -82,6 +82,8 @@ BASES: dict[str, KernelBase] = {b.name: b for b in [
 
 # The base this checkout's patches/ are written for.
 DEFAULT = "6.12"
+# The base that is mainline: what maintainers merge.
+MAINLINE = "7.2"
 
 
 def current() -> KernelBase:

@@ -14,9 +14,10 @@ REPO = Path(__file__).resolve().parents[2]
 BASE = os.environ.get("MEMLAB_BASE", "")
 
 
-def of_base(root: Path) -> Path:
-    """The directory of the base in use under @root."""
-    return root / BASE if BASE else root
+def of_base(root: Path, base: str | None = None) -> Path:
+    """The directory of @base (None: the base in use) under @root."""
+    base = BASE if base is None else base
+    return root / base if base else root
 
 
 PATCHES = REPO / "patches"          # each kernel base's series (kernel_base.py)

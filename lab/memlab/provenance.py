@@ -31,8 +31,9 @@ def code_hash(series: Series) -> str:
     return h.hexdigest()[:12]
 
 
-def series_hashes() -> dict[str, str]:
-    base = kernel_base.current()
+def series_hashes(base: kernel_base.KernelBase | None = None) -> dict[str, str]:
+    """The code hashes of @base's series (None: the base in use)."""
+    base = base or kernel_base.current()
     return {"product": code_hash(Series(base.series)),
             "stable": code_hash(Series(base.stable_series)),
             "lab": code_hash(Series(base.lab_series))}
@@ -89,7 +90,9 @@ def state(recorded: dict[str, Any] | None) -> str:
     prov = Provenance.from_json(recorded)
     if prov is None:
         return "provenance not recorded"
-    today = series_hashes()
+    # A record names its base first ("7.2 7.2.13-1"): compare with that one's series.
+    recorded_base = kernel_base.BASES.get(prov.base.split()[0]) if prov.base else None
+    today = series_hashes(recorded_base)
     changed = [f"{layer} series {prov.series.get(layer, '?')} -> {today[layer]}"
                for layer in ("product", "lab") if prov.series.get(layer) != today[layer]]
     if changed:

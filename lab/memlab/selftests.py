@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
 from . import arches, deps, paths, provenance
 from .console import Console
-from .runner import run_logged
+from .runner import LabError, run_logged
 
 # tools/testing/selftests/mm/hmm-tests.c against lib/test_hmm.ko: HMM
 # mirroring, migration to and from DEVICE_PRIVATE and DEVICE_COHERENT
@@ -22,13 +23,31 @@ HMM_TESTS_SOURCE = Path("tools/testing/selftests/mm/hmm-tests.c")
 def build_hmm_tests(tree: Path, out: Path, log: Path) -> Path:
     """hmm-tests as the selftests' Makefile builds it: the harness from
     tools/testing/selftests, the private uapi headers (lib/test_hmm_uapi.h,
-    mm/gup_test.h) from the tree's root."""
+    mm/gup_test.h) from the tree's root, the others exported from the tree
+    (the host's may be older than what the harness uses: struct
+    procmap_query)."""
     binary = out / HMM_TESTS
+    run_logged(["make", "-C", str(tree), f"O={out}", "headers"], log, "export uapi headers")
+    sources = [tree / HMM_TESTS_SOURCE] + helper_sources(tree / HMM_TESTS_SOURCE.parent)
     run_logged(["gcc", "-O2", "-Wall", "-Werror",
                 "-I", str(tree / "tools/testing/selftests"), "-I", str(tree),
-                "-o", str(binary), str(tree / HMM_TESTS_SOURCE), "-lpthread"],
+                "-isystem", str(out / "usr" / "include"),
+                "-o", str(binary), *map(str, sources), "-lpthread"],
                log, f"build {HMM_TESTS}")
     return binary
+
+
+_HELPERS = re.compile(r"^\$\(TEST_GEN_FILES\):(.*)$", re.MULTILINE)
+
+
+def helper_sources(suite: Path) -> list[Path]:
+    """The helpers the mm selftests' Makefile links into its programs
+    (vm_util.c and the like, which differ from release to release)."""
+    try:
+        found = _HELPERS.search((suite / "Makefile").read_text())
+    except OSError as e:
+        raise LabError(f"{suite / 'Makefile'}: {e.strerror}") from None
+    return [suite / name for name in found.group(1).split()] if found else []
 
 
 # The kernel's own selftests that the guests of these configs run (scenario

@@ -73,7 +73,7 @@ def _median(row: Row, variant: str) -> str:
     return duration(m, scale) if m is not None else "n/a"
 
 
-def _bench_caption(source: Path, result: Result) -> str:
+def _bench_caption(source: Path, result: Result, base: str = "") -> str:
     rounds = f"{result.rounds} alternating boots per kernel"
     if result.repeatability:
         worst = max(r.spread for r in result.repeatability.values())
@@ -83,7 +83,7 @@ def _bench_caption(source: Path, result: Result) -> str:
         else list(result.rows)
     return (f"{source.relative_to(paths.REPO)}: {result.date}, {result.host_cpu}, "
             f"{result.label}, {rounds}; {provenance.state(result.provenance)}; "
-            f"`{bench.command(result.mode, result.quick, rows)}`")
+            f"`{bench.command(result.mode, result.quick, rows, base)}`")
 
 
 def _row_label(row: Row, variant: str = PATCHED) -> str:
@@ -121,6 +121,31 @@ def bench_table(source: Path, names: list[str] | None = None, per_page: bool = F
         rows.append(cells)
     return Table(_bench_caption(source, result), header, rows, _labels(names),
                  trailing_text=int(references))
+
+
+def bases_bench_table(other: str, default: str) -> Table:
+    """The rows of cited run @other, on another kernel base, beside the
+    same rows of cited run @default (the default base) and the postings:
+    each base's patched/base, and how far apart they are."""
+    run = bench.CITED_RUNS[other]
+    mine = Result.load(bench.cited_dir(other) / "bench.json")
+    theirs = Result.load(bench.cited_dir(default) / "bench.json")
+    names = list(mine.rows)
+    header = ["scenario", f"{kernel_base.DEFAULT} patched/base", f"{run.base} base",
+              f"{run.base} patched", f"{run.base} patched/base",
+              f"{run.base} against {kernel_base.DEFAULT}", "posting (quoted)"]
+    rows = []
+    for name in names:
+        row, old = mine.rows[name], theirs.rows.get(name)
+        ratio, old_ratio = row.ratio(), old.ratio() if old else None
+        apart = (f"{100 * (ratio / old_ratio - 1):+.1f}%"
+                 if ratio is not None and old_ratio else "n/a")
+        rows.append([_row_label(row), _ratio(old_ratio), _median(row, BASE),
+                     _median(row, PATCHED), _ratio(ratio), apart, str(reference(name))])
+    sources = (bench.cited_dir(other) / "bench.json", bench.cited_dir(default) / "bench.json")
+    caption = ". Beside it, ".join(_bench_caption(src, Result.load(src), b)
+                                  for src, b in zip(sources, (run.base, "")))
+    return Table(caption, header, rows, _labels(names), trailing_text=1)
 
 
 def parallel_table(source: Path) -> Table:
@@ -368,6 +393,9 @@ def proof_table() -> Table:
     full = _record_or_none(TEST_RESULTS / "full.json")
     if default is None:
         raise LabError("no `memlab test` run recorded in results/test/")
+    # The mainline base's own run, a step of the default base's (testcmd.run_base()).
+    mainline_tests = paths.of_base(paths.REPO / "results", kernel_base.MAINLINE) / "test"
+    mainline = _record_or_none(mainline_tests / "default.json")
 
     def caught(group: str) -> str:
         return "{} of {} caught".format(*figures.breaks_tally(group))
@@ -391,6 +419,12 @@ def proof_table() -> Table:
         ["", "debian, patched and base", _guest_cell(full, f"guest {arches.DEBIAN_CONFIG}")],
         ["The kernel's mm and memory-hotplug selftests, base against patched",
          "debian", selftests.recorded(arches.DEBIAN_CONFIG)],
+        [f"The mainline series (patches/{kernel_base.MAINLINE}/)",
+         "on its pristine tree: `git am`, checkpatch",
+         _step_cell(mainline, "apply", lambda s: "fails" if s.failed else "applies") + "; "
+         + _step_cell(mainline, "checkpatch", lambda s: f"{s.passed} of "
+                      f"{s.passed + s.failed} patches clean")],
+        ["", "kunit.py (x86-64)", _kunit_cell(mainline, "kunit.py x86_64")],
         ["Deliberately broken fast paths", "KUnit", caught("kunit")],
         ["", "guest scenarios", caught("guests")],
         ["Builds", "i386 HIGHMEM (compile)", _build_cell(full, "build highmem i386")],
@@ -403,6 +437,10 @@ def proof_table() -> Table:
     if full:
         sources.append(f"results/test/full.json: {full.date}, commit {full.commit}, "
                        f"{provenance.state(full.provenance)} (`memlab test --full`)")
+    if mainline:
+        sources.append(f"{mainline_tests.relative_to(paths.REPO)}/default.json: "
+                       f"{mainline.date}, commit {mainline.commit} (`memlab test`'s step "
+                       f"{kernel_base.MAINLINE})")
     sources += [f"results/selftests/{arches.DEBIAN_CONFIG}.json (`memlab test --full`)",
                 "results/breaks.json (each break run by hand, docs/testing.md)",
                 "results/matrix.json (`memlab matrix`)"]
@@ -421,17 +459,19 @@ def selftests_table() -> Table:
                  [r[0] for r in rows], trailing_text=3)
 
 
-def breaks_table(group: str) -> Table:
-    """The deliberately broken fast paths of one group and what caught them."""
-    entries = figures.load_breaks().get(group, [])
+def breaks_table(group: str, source: Path | None = None) -> Table:
+    """The deliberately broken fast paths of one group (of results/breaks.json,
+    or another base's @source) and what caught them."""
+    source = source or figures.BREAKS
+    entries = figures.load_breaks(source).get(group, [])
     header = ["broken fast path", "caught by", "how", "not caught by"]
     def caught(e: dict) -> str:
         by = ", ".join(e["caught_by"]) or "nothing"
         return by + (f" ({e['failed_cases']} cases fail)" if "failed_cases" in e else "")
     rows = [[e["break"], caught(e), e.get("how", ""), e.get("not_caught_by", "")]
             for e in entries]
-    return Table("results/breaks.json: local edits, rebuilt, run, reverted, recorded by hand "
-                 "(docs/testing.md)", header, rows,
+    return Table(f"{source.relative_to(paths.REPO)}: local edits, rebuilt, run, reverted, "
+                 "recorded by hand (docs/testing.md)", header, rows,
                  [r[0] for r in rows], trailing_text=3)
 
 
@@ -600,6 +640,7 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
                                         per_page=True),
     "debian": lambda: bench_table(bench.cited_dir("debian") / "bench.json", per_page=True),
     "wall": lambda: parallel_table(bench.cited_dir("wall") / "bench.json"),
+    "mainline": lambda: bases_bench_table("mainline", "icount-quick"),
     "native-memmap": lambda: native_memmap_table(R / "native.json"),
     "native-online": lambda: native_online_table(R / "native.json"),
     "native-clear": lambda: native_clear_table(R / "native.json"),
@@ -614,6 +655,8 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
     "selftests": selftests_table,
     "breaks-kunit": lambda: breaks_table("kunit"),
     "breaks-guests": lambda: breaks_table("guests"),
+    "breaks-mainline": lambda: breaks_table(
+        "kunit", paths.of_base(paths.REPO / "results", kernel_base.MAINLINE) / "breaks.json"),
     "scenarios": scenarios_block,
     "matrix": matrix_table,
     "cli": cli_block,

@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, TypeVar
 
 from . import (accel, arches, bench, build, checkpatch, debian_image, deps, guest, hostinfo,
-               kernel_tree, kunit_runner, matrix, native, package, paths, provenance, uploads)
+               kernel_base, kernel_tree, kunit_runner, matrix, native, package, paths,
+               provenance, uploads)
 from .catalog import DEFER_CONFIG, SCENARIOS
 from .scenario import Scenario
 from .console import Console
-from .runner import LabError, run_quiet, say
+from .runner import LabError, run_logged, run_quiet, say, tail
 from .runrecord import CI_RESULTS, TEST_RESULTS, RunRecord, StepRecord, totals
 from .series import (CHECKOUT_PLACEHOLDER, COVER_LETTER, apply_command,
                      parse_am_run_failure, parts, patch_subject)
@@ -188,6 +189,23 @@ FULL_ONLY = {"lab", "vm", "debug", arches.DEBIAN_CONFIG, "i386", "kunit.py", "pr
 # The kinds of step, in the order they run.
 STEP_KINDS = ("pytest", "mypy", "uploads", "apply", "checkpatch", "build", "kunit", "guest",
               "kunit.py", "native", "prefixes", "matrix", "bench", "package", "image")
+# A base other than the default (kernel_base.py) is tested by its own
+# `memlab test` (run_base()), a step of the default base's run named after
+# it. Its plan leaves out what the default base's plan already covers for
+# every base (the lab's own pytest and mypy) and what is the default base's
+# alone: Debian's uploads of the kernel users run, its packages and image,
+# and the streaming clear's native check (the other bases' series leave
+# the streaming clear out, their cover letters say why).
+OTHER_BASE_NEVER = {"pytest", "mypy", "uploads", "native", "package", "image"}
+# What its default plan runs, to fit beside the default base's within
+# DEFAULT_PLAN_MINUTES: the README's apply command on the pristine tree,
+# checkpatch, and kunit.py's run of the series' suites (one small kernel).
+OTHER_BASE_DEFAULT = {"apply", "checkpatch", "kunit.py"}
+
+
+def other_bases() -> list[str]:
+    """The bases the default base's `memlab test` also tests, in order."""
+    return [name for name in kernel_base.BASES if name != kernel_base.DEFAULT]
 
 
 def kernels() -> list[tuple[str, arches.Arch]]:
@@ -203,7 +221,7 @@ def kernel_skip_name(config: str, arch: str) -> str:
 
 
 def skip_choices() -> list[str]:
-    names = list(STEP_KINDS)
+    names = list(STEP_KINDS) + other_bases()
     for config, a in kernels():
         name = kernel_skip_name(config, a.name)
         if name not in names:
@@ -420,6 +438,40 @@ def run_guest(config: str, full: bool) -> Step:
     return step
 
 
+def run_base(name: str, quick: bool, full: bool, skip: set[str]) -> Step:
+    """`memlab test` on base @name, in a process of its own (a base's paths
+    are fixed at import, paths.py), with the same options: its checks are
+    this step's, one per check of its steps (from its record when it made
+    one, which a run with --quick or --skip does not)."""
+    step = Step(name)
+    log = paths.of_base(paths.BUILD, name) / "logs" / "test.log"
+    record = (paths.of_base(paths.REPO / "results", name) / "test"
+              / ("full.json" if full else "default.json"))
+    kinds = sorted(skip & set(STEP_KINDS))
+    cmd = ([str(paths.REPO / "memlab"), "test"] + (["--quick"] if quick else [])
+           + (["--full"] if full else []) + [f"--skip={k}" for k in kinds])
+    env = dict(os.environ, MEMLAB_BASE=name)
+    log.unlink(missing_ok=True)
+    since = time.time()
+    rc = run_logged(cmd, log, f"memlab test on {name}", env=env, check=False)
+    summary = tail(log, 200).partition("==== memlab test summary ====")[2].strip()
+    if record.exists() and record.stat().st_mtime >= since:
+        for s in RunRecord.load(record).steps:
+            step.passed += s.passed
+            step.failed += s.failed
+            step.notes.append(f"{s.name}: {s.passed} passed, {s.failed} failed")
+    if rc != 0:
+        step.failed = max(step.failed, 1)
+        step.notes += [f"MEMLAB_BASE={name} memlab test failed (exit {rc}), its summary:"]
+        step.notes += summary.splitlines() or [f"none: see {log}"]
+    elif not step.passed:
+        step.passed = 1
+        step.notes += [f"MEMLAB_BASE={name} memlab test passed, its summary:"]
+        step.notes += summary.splitlines()
+    step.notes.append(f"log: {log.relative_to(paths.REPO)}")
+    return step
+
+
 @dataclass
 class TestRun:
     """What a `memlab test` run did: its steps in order, and its time."""
@@ -469,9 +521,15 @@ def plan(quick: bool = False, full: bool = False,
     before the lab's own work tree, each kernel's build, KUnit and guests
     together."""
     skip = set(skip or ())
+    default_base = not paths.BASE
+    if not default_base:
+        skip |= OTHER_BASE_NEVER | set(other_bases())
+        if not full:    # no kernel of its own: kunit.py builds one
+            skip |= set(STEP_KINDS) - OTHER_BASE_DEFAULT - {"build"}
+            skip |= {kernel_skip_name(c, a.name) for c, a in kernels()}
     if quick:
         skip |= {"build", "kunit", "guest", "native", "prefixes"}
-    if not full:
+    if not full and default_base:
         skip |= FULL_ONLY
     steps = [t for t in (PlannedStep("pytest", "pytest", run_pytest),
                          PlannedStep("mypy", "mypy", run_mypy),
@@ -505,10 +563,11 @@ def plan(quick: bool = False, full: bool = False,
         tree_steps.append(PlannedStep("guest", f"guest {config}",
                                       functools.partial(run_guest, config, full), needs))
     if "build" not in skip:     # kunit.py builds its kernel itself
-        tree_steps += [PlannedStep("kunit.py", f"kunit.py {arches.GUEST_ARCH}",
-                                   run_kunit_tool, ("work tree",)),
-                       PlannedStep("kunit.py", "kunit.py parts", run_kunit_tool_parts,
-                                   ("work tree",))]
+        tree_steps.append(PlannedStep("kunit.py", f"kunit.py {arches.GUEST_ARCH}",
+                                      run_kunit_tool, ("work tree",)))
+        if full:
+            tree_steps.append(PlannedStep("kunit.py", "kunit.py parts", run_kunit_tool_parts,
+                                          ("work tree",)))
     native_config = DEFER_CONFIG    # built by the default plan and --full alike
     tree_steps += [PlannedStep("native", "native",
                                functools.partial(run_native_check, native_config),
@@ -528,6 +587,9 @@ def plan(quick: bool = False, full: bool = False,
         steps.append(PlannedStep("work tree", "work tree", _prepared("work tree", ensure_tree),
                                  ("source",), preparation=True))
         steps += [t for t in selected if t.kind != "apply"]
+    if default_base:
+        steps += [PlannedStep(name, name, functools.partial(run_base, name, quick, full, skip))
+                  for name in other_bases() if name not in skip]
     # A step whose needs were left out cannot run: leave it out too.
     kept: list[PlannedStep] = []
     for t in steps:

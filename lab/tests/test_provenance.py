@@ -21,7 +21,7 @@ def test_a_series_hash_covers_its_code_not_its_messages(tmp_path):
 
 def test_a_record_of_todays_code_is_current_and_one_changed_by_hand_stale(monkeypatch):
     today = {"product": "aaaaaaaaaaaa", "stable": "bbbbbbbbbbbb", "lab": "cccccccccccc"}
-    monkeypatch.setattr(provenance, "series_hashes", lambda: today)
+    monkeypatch.setattr(provenance, "series_hashes", lambda base=None: today)
     record = provenance.Provenance("abc1234", dict(today), "6.12 6.12.118-1", "cpu").to_json()
     assert provenance.state(record).endswith(": current")
     record["series"]["product"] = "000000000000"
@@ -48,3 +48,13 @@ def test_a_changed_hash_in_a_cited_record_turns_report_check_red(monkeypatch, tm
     fresh.write_text(json.dumps(data))
     changed = tables._bench_caption(fresh, Result.load(fresh))
     assert "current" in current and "STALE" in changed
+
+
+def test_a_record_of_another_base_is_compared_with_that_bases_series():
+    from memlab import kernel_base, provenance
+    other = kernel_base.BASES[kernel_base.MAINLINE]
+    record = provenance.Provenance("c", provenance.series_hashes(other),
+                                   f"{other.name} {other.version}", "cpu").to_json()
+    assert provenance.state(record).endswith(": current")
+    record["series"]["product"] = "0" * 12
+    assert provenance.state(record).startswith("STALE")

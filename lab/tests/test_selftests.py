@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from memlab import catalog, checks, console, paths, selftests
+from memlab.runner import LabError
 
 
 def run(*lines: str, counted: int | None = None, plan: int | None = None,
@@ -146,3 +147,15 @@ def test_a_flaky_test_that_never_passes_again_fails_even_when_a_rerun_skips(
     assert out.returncode == 0, out.stderr
     assert console.parse(out.stdout).results == [
         {"selftest": "mm:uffd-unit-tests", "outcome": "fail", "runs": "3"}, *OTHERS]
+
+
+def test_hmm_tests_link_the_helpers_the_selftests_makefile_names(tmp_path):
+    (tmp_path / "Makefile").write_text("TEST_GEN_FILES += hmm-tests\n"
+                                       "$(TEST_GEN_PROGS): vm_util.c thp_settings.c\n"
+                                       "$(TEST_GEN_FILES): vm_util.c hugepage_settings.c\n")
+    assert selftests.helper_sources(tmp_path) == [tmp_path / "vm_util.c",
+                                                  tmp_path / "hugepage_settings.c"]
+    (tmp_path / "Makefile").write_text("TEST_GEN_FILES += hmm-tests\n")
+    assert selftests.helper_sources(tmp_path) == []
+    with pytest.raises(LabError, match="Makefile"):
+        selftests.helper_sources(tmp_path / "missing")

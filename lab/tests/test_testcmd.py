@@ -200,7 +200,51 @@ def test_full_runs_every_step_of_the_default_plan_and_more():
 def test_skipping_a_kind_leaves_out_its_steps_and_those_that_need_them():
     names = [t.name for t in testcmd.plan(skip={"build"})]
     assert not any(n.startswith(("build", "kunit", "guest")) for n in names)
-    assert [t.name for t in testcmd.plan(quick=True, skip={"pytest", "uploads"})] == [
+    assert [t.name for t in testcmd.plan(quick=True, skip={"pytest", "uploads", "7.2"})] == [
         "mypy", "source", "apply", "work tree", "checkpatch"]
     assert [t.name for t in testcmd.plan(quick=True)] == [
-        "pytest", "mypy", "uploads", "source", "apply", "work tree", "checkpatch"]
+        "pytest", "mypy", "uploads", "source", "apply", "work tree", "checkpatch", "7.2"]
+
+
+def test_another_base_is_tested_by_its_own_run_with_a_small_default_plan(monkeypatch):
+    from memlab import paths
+    assert testcmd.other_bases() == ["7.2"]
+    assert [t.name for t in testcmd.plan()][-1] == "7.2"
+    monkeypatch.setattr(paths, "BASE", "7.2")
+    assert [t.name for t in testcmd.plan()] == [
+        "source", "apply", "work tree", "checkpatch", "kunit.py x86_64"]
+    assert [t.name for t in testcmd.plan(quick=True)] == [
+        "source", "apply", "work tree", "checkpatch"]
+    full = [t.name for t in testcmd.plan(full=True)]
+    assert {"build lab", "guest defer", "kunit.py parts", "prefixes", "matrix"} <= set(full)
+    # What the default base's run covers for all, or only it has.
+    assert not {"pytest", "mypy", "uploads", "native", "package", "image", "7.2"} & set(full)
+
+
+def test_another_bases_run_is_one_step_with_its_checks(monkeypatch, tmp_path):
+    from memlab import paths, runrecord
+    monkeypatch.setattr(paths, "REPO", tmp_path)
+    monkeypatch.setattr(paths, "BUILD", tmp_path / "build")
+    ran: list[list[str]] = []
+
+    def child(cmd, log, phase, env, check):
+        ran.append(cmd)
+        assert env["MEMLAB_BASE"] == "7.2" and not check
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("==== memlab test summary ====\napply  1 passed\n")
+        steps = [runrecord.StepRecord("apply", 1, 0, 1.0),
+                 runrecord.StepRecord("kunit.py x86_64", 128, 0, 60.0)]
+        runrecord.RunRecord("d", "cpu", "c", 0, 61.0, steps).write(
+            tmp_path / "results" / "7.2" / "test" / "default.json")
+        return 0
+    monkeypatch.setattr(testcmd, "run_logged", child)
+    step = testcmd.run_base("7.2", False, False, set())
+    assert (step.passed, step.failed) == (129, 0)
+    assert ran == [[str(tmp_path / "memlab"), "test"]]
+
+    def failing(cmd, log, phase, env, check):
+        log.write_text("==== memlab test summary ====\nkunit.py x86_64  0 passed, 1 failed\n")
+        return 1
+    monkeypatch.setattr(testcmd, "run_logged", failing)
+    step = testcmd.run_base("7.2", False, True, {"guest", "7.2"})
+    assert step.failed == 1 and "kunit.py x86_64  0 passed, 1 failed" in step.notes

@@ -128,8 +128,7 @@ def results_dir(mode: str, quick: bool, only: list[str] | None,
     were asked for in; under results/BASE/ for a base other than the
     default (None: the base in use, paths.py)."""
     rows = [n for n in bench_rows() if n in set(only or ())]
-    root = paths.RESULTS if base in (None, paths.BASE) else paths.of_base(paths.REPO / "results", base)
-    return root / (
+    return paths.results_of(base) / (
         mode + ("-quick" if quick else "") + ("-" + "+".join(rows) if rows else ""))
 
 

@@ -20,6 +20,11 @@ def of_base(root: Path, base: str | None = None) -> Path:
     return root / base if base else root
 
 
+def results_of(base: str | None = None) -> Path:
+    """The results directory of @base (None: the base in use)."""
+    return RESULTS if base is None or base == BASE else of_base(REPO / "results", base)
+
+
 PATCHES = REPO / "patches"          # each kernel base's series (kernel_base.py)
 CONFIGS = REPO / "configs"          # kconfig fragments
 SCENARIOS = REPO / "scenarios"      # guest scripts

@@ -43,11 +43,17 @@ _HELPERS = re.compile(r"^\$\(TEST_GEN_FILES\):(.*)$", re.MULTILINE)
 def helper_sources(suite: Path) -> list[Path]:
     """The helpers the mm selftests' Makefile links into its programs
     (vm_util.c and the like, which differ from release to release)."""
+    makefile = suite / "Makefile"
     try:
-        found = _HELPERS.search((suite / "Makefile").read_text())
+        text = makefile.read_text().replace("\\\n", " ")   # continued lines
     except OSError as e:
-        raise LabError(f"{suite / 'Makefile'}: {e.strerror}") from None
-    return [suite / name for name in found.group(1).split()] if found else []
+        raise LabError(f"{makefile}: {e.strerror}") from None
+    found = _HELPERS.search(text)
+    names = found.group(1).split() if found else []
+    if any("$" in name for name in names):
+        raise LabError(f"{makefile}: the helpers of $(TEST_GEN_FILES) name a variable "
+                       f"({' '.join(names)}), which this build does not expand")
+    return [suite / name for name in names]
 
 
 # The kernel's own selftests that the guests of these configs run (scenario

@@ -19,7 +19,7 @@ from .floors import FLOORS
 from .postings import Reference
 from .results import BASE, ONE_THREAD, ONE_THREAD_ARG, PATCHED, Result, Row
 from .runner import LabError
-from .runrecord import CI_RESULTS, TEST_RESULTS, RunRecord, StepRecord, totals
+from .runrecord import CI_RESULTS, TEST_RESULTS, RunRecord, StepRecord, test_record, totals
 from .series import Series
 
 
@@ -349,18 +349,19 @@ def ci_table() -> Table:
     return Table(caption, header, rows, [r[0] for r in rows])
 
 
-def _step_cell(rec: RunRecord | None, step: str,
-               verdict: Callable[[StepRecord], str]) -> str:
+def _step_cell(rec: RunRecord | None, step: str, verdict: Callable[[StepRecord], str],
+               recorded_by: str = "`memlab test --full`") -> str:
     """A step of a run record in the proof table's words."""
     s = rec.step(step) if rec else None
     if s is None:
-        return "not recorded (`memlab test --full`)" if rec is None else "not run"
+        return f"not recorded ({recorded_by})" if rec is None else "not run"
     return verdict(s)
 
 
-def _kunit_cell(rec: RunRecord | None, step: str) -> str:
+def _kunit_cell(rec: RunRecord | None, step: str,
+                recorded_by: str = "`memlab test --full`") -> str:
     return _step_cell(rec, step, lambda s: f"{s.passed} pass, {s.failed} fail"
-                      + (f", {s.skipped} skip" if s.skipped else ""))
+                      + (f", {s.skipped} skip" if s.skipped else ""), recorded_by)
 
 
 def _guest_cell(rec: RunRecord | None, step: str) -> str:
@@ -394,8 +395,9 @@ def proof_table() -> Table:
     if default is None:
         raise LabError("no `memlab test` run recorded in results/test/")
     # The mainline base's own run, a step of the default base's (testcmd.run_base()).
-    mainline_tests = paths.of_base(paths.REPO / "results", kernel_base.MAINLINE) / "test"
-    mainline = _record_or_none(mainline_tests / "default.json")
+    mainline_record = test_record(False, kernel_base.MAINLINE)
+    mainline = _record_or_none(mainline_record)
+    by_mainline = "`memlab test`"
 
     def caught(group: str) -> str:
         return "{} of {} caught".format(*figures.breaks_tally(group))
@@ -421,10 +423,11 @@ def proof_table() -> Table:
          "debian", selftests.recorded(arches.DEBIAN_CONFIG)],
         [f"The mainline series (patches/{kernel_base.MAINLINE}/)",
          "on its pristine tree: `git am`, checkpatch",
-         _step_cell(mainline, "apply", lambda s: "fails" if s.failed else "applies") + "; "
+         _step_cell(mainline, "apply", lambda s: "fails" if s.failed else "applies",
+                    by_mainline) + "; "
          + _step_cell(mainline, "checkpatch", lambda s: f"{s.passed} of "
-                      f"{s.passed + s.failed} patches clean")],
-        ["", "kunit.py (x86-64)", _kunit_cell(mainline, "kunit.py x86_64")],
+                      f"{s.passed + s.failed} patches clean", by_mainline)],
+        ["", "kunit.py (x86-64)", _kunit_cell(mainline, "kunit.py x86_64", by_mainline)],
         ["Deliberately broken fast paths", "KUnit", caught("kunit")],
         ["", "guest scenarios", caught("guests")],
         ["Builds", "i386 HIGHMEM (compile)", _build_cell(full, "build highmem i386")],
@@ -438,9 +441,9 @@ def proof_table() -> Table:
         sources.append(f"results/test/full.json: {full.date}, commit {full.commit}, "
                        f"{provenance.state(full.provenance)} (`memlab test --full`)")
     if mainline:
-        sources.append(f"{mainline_tests.relative_to(paths.REPO)}/default.json: "
-                       f"{mainline.date}, commit {mainline.commit} (`memlab test`'s step "
-                       f"{kernel_base.MAINLINE})")
+        sources.append(f"{mainline_record.relative_to(paths.REPO)}: {mainline.date}, "
+                       f"commit {mainline.commit}, {provenance.state(mainline.provenance)} "
+                       f"(`memlab test`'s step {kernel_base.MAINLINE})")
     sources += [f"results/selftests/{arches.DEBIAN_CONFIG}.json (`memlab test --full`)",
                 "results/breaks.json (each break run by hand, docs/testing.md)",
                 "results/matrix.json (`memlab matrix`)"]
@@ -467,7 +470,9 @@ def breaks_table(group: str, source: Path | None = None) -> Table:
     header = ["broken fast path", "caught by", "how", "not caught by"]
     def caught(e: dict) -> str:
         by = ", ".join(e["caught_by"]) or "nothing"
-        return by + (f" ({e['failed_cases']} cases fail)" if "failed_cases" in e else "")
+        n = e.get("failed_cases")
+        return by + (f" ({n} case{'s' if n != 1 else ''} fail{'s' if n == 1 else ''})"
+                     if n is not None else "")
     rows = [[e["break"], caught(e), e.get("how", ""), e.get("not_caught_by", "")]
             for e in entries]
     return Table(f"{source.relative_to(paths.REPO)}: local edits, rebuilt, run, reverted, "
@@ -656,7 +661,7 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
     "breaks-kunit": lambda: breaks_table("kunit"),
     "breaks-guests": lambda: breaks_table("guests"),
     "breaks-mainline": lambda: breaks_table(
-        "kunit", paths.of_base(paths.REPO / "results", kernel_base.MAINLINE) / "breaks.json"),
+        "kunit", paths.results_of(kernel_base.MAINLINE) / "breaks.json"),
     "scenarios": scenarios_block,
     "matrix": matrix_table,
     "cli": cli_block,

@@ -18,6 +18,7 @@ import shlex
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
 from . import (accel, arches, bench, build, checkpatch, debian_image, deps, guest, hostinfo,
@@ -27,7 +28,7 @@ from .catalog import DEFER_CONFIG, SCENARIOS
 from .scenario import Scenario
 from .console import Console
 from .runner import LabError, run_logged, run_quiet, say, tail
-from .runrecord import CI_RESULTS, TEST_RESULTS, RunRecord, StepRecord, totals
+from .runrecord import CI_RESULTS, TEST_RESULTS, RunRecord, StepRecord, test_record, totals
 from .series import (CHECKOUT_PLACEHOLDER, COVER_LETTER, apply_command,
                      parse_am_run_failure, parts, patch_subject)
 
@@ -438,24 +439,30 @@ def run_guest(config: str, full: bool) -> Step:
     return step
 
 
+def _stamp(path: Path) -> int | None:
+    """@path's modification time, to tell whether a run rewrote it."""
+    return path.stat().st_mtime_ns if path.exists() else None
+
+
 def run_base(name: str, quick: bool, full: bool, skip: set[str]) -> Step:
     """`memlab test` on base @name, in a process of its own (a base's paths
-    are fixed at import, paths.py), with the same options: its checks are
-    this step's, one per check of its steps (from its record when it made
-    one, which a run with --quick or --skip does not)."""
+    are fixed at import, paths.py), with the options the user gave: its
+    checks are this step's (from the record it wrote, which a run with
+    --quick or --skip does not; else one check, passed or failed)."""
     step = Step(name)
     log = paths.of_base(paths.BUILD, name) / "logs" / "test.log"
-    record = (paths.of_base(paths.REPO / "results", name) / "test"
-              / ("full.json" if full else "default.json"))
-    kinds = sorted(skip & set(STEP_KINDS))
+    record = test_record(full, name)
+    left_out = sorted(skip - set(other_bases()))
     cmd = ([str(paths.REPO / "memlab"), "test"] + (["--quick"] if quick else [])
-           + (["--full"] if full else []) + [f"--skip={k}" for k in kinds])
-    env = dict(os.environ, MEMLAB_BASE=name)
+           + (["--full"] if full else []) + [f"--skip={k}" for k in left_out])
+    # MEMLAB_SOURCE_VERSION pins an upload of the default base, not of this one.
+    env = {k: v for k, v in os.environ.items() if k != "MEMLAB_SOURCE_VERSION"}
+    env["MEMLAB_BASE"] = name
     log.unlink(missing_ok=True)
-    since = time.time()
+    before = _stamp(record)
     rc = run_logged(cmd, log, f"memlab test on {name}", env=env, check=False)
     summary = tail(log, 200).partition("==== memlab test summary ====")[2].strip()
-    if record.exists() and record.stat().st_mtime >= since:
+    if record.exists() and _stamp(record) != before:
         for s in RunRecord.load(record).steps:
             step.passed += s.passed
             step.failed += s.failed
@@ -520,7 +527,8 @@ def plan(quick: bool = False, full: bool = False,
     to fail first, the operator's view (the series on the pristine tree)
     before the lab's own work tree, each kernel's build, KUnit and guests
     together."""
-    skip = set(skip or ())
+    asked = set(skip or ())     # what the other bases' runs leave out too
+    skip = set(asked)
     default_base = not paths.BASE
     if not default_base:
         skip |= OTHER_BASE_NEVER | set(other_bases())
@@ -588,7 +596,7 @@ def plan(quick: bool = False, full: bool = False,
                                  ("source",), preparation=True))
         steps += [t for t in selected if t.kind != "apply"]
     if default_base:
-        steps += [PlannedStep(name, name, functools.partial(run_base, name, quick, full, skip))
+        steps += [PlannedStep(name, name, functools.partial(run_base, name, quick, full, asked))
                   for name in other_bases() if name not in skip]
     # A step whose needs were left out cannot run: leave it out too.
     kept: list[PlannedStep] = []

@@ -155,6 +155,12 @@ def test_hmm_tests_link_the_helpers_the_selftests_makefile_names(tmp_path):
                                        "$(TEST_GEN_FILES): vm_util.c hugepage_settings.c\n")
     assert selftests.helper_sources(tmp_path) == [tmp_path / "vm_util.c",
                                                   tmp_path / "hugepage_settings.c"]
+    (tmp_path / "Makefile").write_text("$(TEST_GEN_FILES): vm_util.c \\\n\tthp_settings.c\n")
+    assert selftests.helper_sources(tmp_path) == [tmp_path / "vm_util.c",
+                                                  tmp_path / "thp_settings.c"]
+    (tmp_path / "Makefile").write_text("$(TEST_GEN_FILES): $(HELPERS)\n")
+    with pytest.raises(LabError, match="name a variable"):
+        selftests.helper_sources(tmp_path)
     (tmp_path / "Makefile").write_text("TEST_GEN_FILES += hmm-tests\n")
     assert selftests.helper_sources(tmp_path) == []
     with pytest.raises(LabError, match="Makefile"):

@@ -222,29 +222,44 @@ def test_another_base_is_tested_by_its_own_run_with_a_small_default_plan(monkeyp
 
 
 def test_another_bases_run_is_one_step_with_its_checks(monkeypatch, tmp_path):
+    import os
     from memlab import paths, runrecord
     monkeypatch.setattr(paths, "REPO", tmp_path)
     monkeypatch.setattr(paths, "BUILD", tmp_path / "build")
+    record = tmp_path / "results" / "7.2" / "test" / "default.json"
     ran: list[list[str]] = []
 
-    def child(cmd, log, phase, env, check):
-        ran.append(cmd)
-        assert env["MEMLAB_BASE"] == "7.2" and not check
-        log.parent.mkdir(parents=True, exist_ok=True)
-        log.write_text("==== memlab test summary ====\napply  1 passed\n")
-        steps = [runrecord.StepRecord("apply", 1, 0, 1.0),
-                 runrecord.StepRecord("kunit.py x86_64", 128, 0, 60.0)]
-        runrecord.RunRecord("d", "cpu", "c", 0, 61.0, steps).write(
-            tmp_path / "results" / "7.2" / "test" / "default.json")
-        return 0
-    monkeypatch.setattr(testcmd, "run_logged", child)
-    step = testcmd.run_base("7.2", False, False, set())
-    assert (step.passed, step.failed) == (129, 0)
+    def child(writes):
+        def run(cmd, log, phase, env, check):
+            ran.append(cmd)
+            assert env["MEMLAB_BASE"] == "7.2" and "MEMLAB_SOURCE_VERSION" not in env
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.write_text("==== memlab test summary ====\napply  1 passed\n")
+            if writes:
+                steps = [runrecord.StepRecord("apply", 1, 0, 1.0),
+                         runrecord.StepRecord("kunit.py x86_64", 128, 0, 60.0)]
+                runrecord.RunRecord("d", "cpu", "c", 0, 61.0, steps).write(record)
+            return 0
+        return run
+    monkeypatch.setenv("MEMLAB_SOURCE_VERSION", "6.12.999-1")
+    # The step the default plan makes: the user's options only, none of
+    # what the default plan leaves to --full.
+    monkeypatch.setattr(testcmd, "run_logged", child(True))
+    step = next(t for t in testcmd.plan() if t.name == "7.2").work()
     assert ran == [[str(tmp_path / "memlab"), "test"]]
+    assert (step.passed, step.failed) == (129, 0)
+    # A record an earlier run left is not this run's.
+    os.utime(record, ns=(0, 0))
+    monkeypatch.setattr(testcmd, "run_logged", child(False))
+    step = next(t for t in testcmd.plan(skip={"guest"}) if t.name == "7.2").work()
+    assert ran[-1] == [str(tmp_path / "memlab"), "test", "--skip=guest"]
+    assert (step.passed, step.failed) == (1, 0)
 
     def failing(cmd, log, phase, env, check):
+        ran.append(cmd)
         log.write_text("==== memlab test summary ====\nkunit.py x86_64  0 passed, 1 failed\n")
         return 1
     monkeypatch.setattr(testcmd, "run_logged", failing)
     step = testcmd.run_base("7.2", False, True, {"guest", "7.2"})
+    assert ran[-1] == [str(tmp_path / "memlab"), "test", "--full", "--skip=guest"]
     assert step.failed == 1 and "kunit.py x86_64  0 passed, 1 failed" in step.notes

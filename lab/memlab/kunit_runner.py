@@ -268,6 +268,7 @@ def run_kunit_tool(arch: str = arches.GUEST_ARCH, tree: Path = paths.KERNEL_TREE
     report.unlink(missing_ok=True)
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("")      # run_logged() appends: one run per log
+    out.parent.mkdir(parents=True, exist_ok=True)   # kunit.py makes only the last one
     cmd = ["python3", "tools/testing/kunit/kunit.py", "run", f"--arch={arch}",
            *[f"--kunitconfig={c}" for c in configs], f"--build_dir={out}",
            f"--jobs={build.jobs()}",

@@ -103,3 +103,26 @@ def test_kunit_py_reaches_qemu_with_tcg_only(tmp_path, monkeypatch):
                           "-accel", "tcg", "-serial", "stdio"],
                          env=env, capture_output=True, text=True, check=True).stdout
     assert out.split() == ["-m", "1024", "-accel", "tcg", "-serial", "stdio"]
+
+
+def test_kunit_py_gets_a_build_directory_whose_parent_exists(tmp_path, monkeypatch):
+    from pathlib import Path
+    """kunit.py makes its --build_dir with os.mkdir(): on a fresh checkout
+    the lab's out directory must exist first."""
+    import pytest
+    from memlab import guest, kunit_runner, paths
+    from memlab.runner import LabError
+    monkeypatch.setattr(paths, "OUT", tmp_path / "fresh" / "out")
+    monkeypatch.setattr(paths, "LOGS", tmp_path / "logs")
+    monkeypatch.setattr(guest, "require_guest_tools", lambda: None)
+    monkeypatch.setattr(kunit_runner, "series_kunitconfigs", lambda tree: ["mm"])
+    seen = []
+
+    def kunit_py(cmd, log, phase, cwd, env, check):
+        build_dir = Path(next(a for a in cmd if a.startswith("--build_dir=")).split("=", 1)[1])
+        seen.append(build_dir.parent.is_dir())
+        return 1
+    monkeypatch.setattr(kunit_runner, "run_logged", kunit_py)
+    with pytest.raises(LabError, match="wrote no results"):
+        kunit_runner.run_kunit_tool("x86_64", tmp_path)
+    assert seen == [True]

@@ -128,8 +128,8 @@ def bases_bench_table(other: str, default: str) -> Table:
     same rows of cited run @default (the default base) and the postings:
     each base's patched/base, and how far apart they are."""
     run = bench.CITED_RUNS[other]
-    mine = Result.load(bench.cited_dir(other) / "bench.json")
-    theirs = Result.load(bench.cited_dir(default) / "bench.json")
+    sources = (bench.cited_dir(other) / "bench.json", bench.cited_dir(default) / "bench.json")
+    mine, theirs = (Result.load(src) for src in sources)
     names = list(mine.rows)
     header = ["scenario", f"{kernel_base.DEFAULT} patched/base", f"{run.base} base",
               f"{run.base} patched", f"{run.base} patched/base",
@@ -142,9 +142,8 @@ def bases_bench_table(other: str, default: str) -> Table:
                  if ratio is not None and old_ratio else "n/a")
         rows.append([_row_label(row), _ratio(old_ratio), _median(row, BASE),
                      _median(row, PATCHED), _ratio(ratio), apart, str(reference(name))])
-    sources = (bench.cited_dir(other) / "bench.json", bench.cited_dir(default) / "bench.json")
-    caption = ". Beside it, ".join(_bench_caption(src, Result.load(src), b)
-                                  for src, b in zip(sources, (run.base, "")))
+    caption = (f"{_bench_caption(sources[0], mine, run.base)}. "
+               f"Beside it, {_bench_caption(sources[1], theirs)}")
     return Table(caption, header, rows, _labels(names), trailing_text=1)
 
 

@@ -6,6 +6,8 @@ the documents are written (documents.py). A template names one as
   `per_page:VARIANT`, `n:VARIANT`: a row of the cited run RUN (bench.CITED_RUNS);
 - `{{native:GROUP:NAME:THREADS:FIELD}}` (FIELD: ms, gbps, pct) and
   `{{native-ratio:GROUP:NAME:THREADS:GROUP:NAME:THREADS}}`: results/native.json;
+  `{{native-host:CPU:GROUP:FASTER:SLOWER}}`: how many times as fast FASTER ran as
+  SLOWER on one thread in CPU's record (results/native-hosts/CPU.json);
 - `{{test:PLAN:STEP:passed|failed|skipped}}`, `{{test:PLAN:sum:STEP-PREFIX:passed}}`:
   results/test/PLAN.json; `{{ci:KIND:minutes}}`, `{{ci:KIND:step:STEP:minutes}}`:
   results/ci/KIND.json;
@@ -150,6 +152,20 @@ def _native(group: str, name: str, threads: str, what: str) -> str:
     raise LabError(f"native figure: unknown field {what!r}")
 
 
+def _native_host(slug: str, group: str, faster: str, slower: str) -> str:
+    """How many times as fast @faster ran as @slower on one CPU's record."""
+    source = native.HOSTS / f"{slug}.json"
+    try:
+        rows = native.summarize(json.loads(source.read_text())["records"])
+    except (OSError, ValueError, KeyError) as e:
+        raise LabError(f"{source.relative_to(paths.REPO)}: not a native result ({e})") from None
+    ratio = native.speedup(rows, group, faster, slower)
+    if ratio is None:
+        raise LabError(f"{source.relative_to(paths.REPO)}: no {faster} and {slower} "
+                       f"in group {group!r}")
+    return f"{ratio:.2f}"
+
+
 def _native_ratio(g1: str, n1: str, t1: str, g2: str, n2: str, t2: str) -> str:
     """How many times faster the second row is than the first."""
     a, b = _native_row(g1, n1, t1), _native_row(g2, n2, t2)
@@ -272,6 +288,7 @@ def _base(what: str) -> str:
 
 KINDS: dict[str, Callable[..., str]] = {
     "bench": _bench, "native": _native, "native-ratio": _native_ratio,
+    "native-host": _native_host,
     "native-meta": _native_meta, "bench-meta": _bench_meta, "reference": _reference, "test": _test, "ci": _ci,
     "breaks": _breaks, "matrix": _matrix, "series": _series, "lab": _lab,
     "uploads": _uploads, "base": _base,

@@ -286,6 +286,8 @@ NATIVE_HOST_RATIOS = (
     ("CLZERO vs REP STOSB, 16 GB in 1 GB runs", f"clear {native.SEQUENCE_GB}G in 1G runs",
      "clzero", "stosb"),
     ("MOVNTI vs REP STOSB, 32 MB runs", "clear 32M", "movnti", "stosb"),
+    ("MOVNTI vs REP STOSB, 32 MB runs read back", "clear 32M + read run", "movnti", "stosb"),
+    ("MOVNTI vs REP STOSB, one 1 GB run", "clear 1G", "movnti", "stosb"),
     ("streamed vs plain template, 128 MB blocks", "online 128M", "stream", "plain"),
     ("streamed vs plain template, 2 GB blocks", "online 2G", "stream", "plain"),
 )
@@ -301,11 +303,10 @@ def native_hosts_table() -> Table:
     out = []
     for source in sources:
         data, rows = _native(source)
-        by = {(r["group"], r["name"]): r for r in rows if r["threads"] == 1}
         cells = [data["host_cpu"], data["date"].split()[0]]
         for _, group, faster, slower in NATIVE_HOST_RATIOS:
-            a, b = by.get((group, faster)), by.get((group, slower))
-            cells.append(f"{b['median_s'] / a['median_s']:.2f}x" if a and b else "n/a")
+            ratio = native.speedup(rows, group, faster, slower)
+            cells.append(f"{ratio:.2f}x" if ratio else "n/a")
         out.append(cells)
     caption = (f"{native.HOSTS.relative_to(paths.REPO)}/: one record per CPU, "
                "`memlab bench native`; speed of the first variant over the second, "

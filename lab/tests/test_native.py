@@ -1,9 +1,10 @@
 """Native benchmark: offsets from kbuild's assembly, GB/s and % of limit."""
 import json
+import subprocess
 
 import pytest
 
-from memlab import hostinfo, native, tables
+from memlab import documents, figures, hostinfo, native, provenance, tables
 from memlab.runner import LabError
 
 
@@ -96,3 +97,47 @@ def test_the_hosts_table_wants_a_record(monkeypatch, tmp_path):
     monkeypatch.setattr(tables.paths, "REPO", tmp_path)
     with pytest.raises(LabError, match="no record"):
         tables.native_hosts_table()
+
+
+def test_a_cpu_figure_reads_that_cpus_record(monkeypatch, tmp_path):
+    monkeypatch.setattr(native, "HOSTS", tmp_path / "native-hosts")
+    monkeypatch.setattr(figures.paths, "REPO", tmp_path)
+    native.HOSTS.mkdir(parents=True)
+    (native.HOSTS / "intel-family6-model143.json").write_text(json.dumps(
+        {"date": "2026-11-27 10:00:00 UTC", "host_cpu": "Intel B", "records": _clear_records()}))
+    assert documents.render(
+        "{{native-host:intel-family6-model143:clear 32M:movnti:stosb}}x", True) == "2.00x"
+    # No CLZERO on that CPU: a clear error, not a made-up ratio.
+    with pytest.raises(LabError, match="no clzero and stosb"):
+        documents.render("{{native-host:intel-family6-model143:clear 32M:clzero:stosb}}", True)
+
+
+def _run_on(monkeypatch, tmp_path, slug: str) -> None:
+    """native.run() on a CPU named @slug, the benchmark itself stubbed."""
+    monkeypatch.setattr(native, "HOSTS", tmp_path / "native-hosts")
+    monkeypatch.setattr(native.paths, "RESULTS", tmp_path)
+    monkeypatch.setattr(native.paths, "REPO", tmp_path)
+    monkeypatch.setattr(native, "built_bench", lambda: (tmp_path / "bench", {"STRUCT_PAGE_SIZE": 64}))
+    out = "\n".join(json.dumps(r) for r in _clear_records())
+    monkeypatch.setattr(native, "run_quiet", lambda *a, **k: subprocess.CompletedProcess(
+        a, 0, stdout=out, stderr=""))
+    monkeypatch.setattr(native.hostinfo, "cpu_slug", lambda: slug)
+    monkeypatch.setattr(native.hostinfo, "cpu_detail", lambda: "a CPU")
+    monkeypatch.setattr(native.provenance, "now", lambda *a: provenance.Provenance(
+        "c0ffee", {}, "6.12 6.12.118-1", "a CPU"))
+    monkeypatch.setattr(native.report, "write_plots", lambda src, out: [out / "native.png"])
+    assert native.run(10) == 0
+
+
+def test_another_cpus_run_adds_its_record_and_leaves_the_documents_one(monkeypatch, tmp_path):
+    _run_on(monkeypatch, tmp_path, "intel-family6-model143")
+    assert sorted(p.name for p in native.HOSTS.iterdir()) == [
+        "intel-family6-model143.json", "intel-family6-model143.md"]
+    assert not (tmp_path / "native.json").exists() and not (tmp_path / "native.md").exists()
+
+
+def test_the_documented_cpus_run_is_also_the_documents_record(monkeypatch, tmp_path):
+    _run_on(monkeypatch, tmp_path, native.DOCUMENTED_CPU)
+    assert (tmp_path / "native.json").read_text() == \
+        (native.HOSTS / f"{native.DOCUMENTED_CPU}.json").read_text()
+    assert (tmp_path / "native.md").exists()

@@ -157,6 +157,8 @@ CITED_RUNS: dict[str, CitedRun] = {
     "mainline": CitedRun("icount", True, ("fsdax-rebind", "devdax-rebind", "kmem-online",
                                           "boot-memmap", "device-private"),
                           kernel_base.MAINLINE),
+    # Deferred init, a full-size row only, beside hotplug-boot's.
+    "mainline-deferred": CitedRun("icount", False, ("boot-deferred",), kernel_base.MAINLINE),
 }
 
 

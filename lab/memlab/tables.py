@@ -646,6 +646,7 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
     "debian": lambda: bench_table(bench.cited_dir("debian") / "bench.json", per_page=True),
     "wall": lambda: parallel_table(bench.cited_dir("wall") / "bench.json"),
     "mainline": lambda: bases_bench_table("mainline", "icount-quick"),
+    "mainline-deferred": lambda: bases_bench_table("mainline-deferred", "hotplug-boot"),
     "native-memmap": lambda: native_memmap_table(R / "native.json"),
     "native-online": lambda: native_online_table(R / "native.json"),
     "native-clear": lambda: native_clear_table(R / "native.json"),

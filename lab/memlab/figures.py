@@ -86,11 +86,7 @@ def _bench(d: str, row_name: str, what: str, *args: str) -> str:
 
 
 def _native_rows() -> dict[tuple[str, str, int], dict]:
-    try:
-        data = json.loads((paths.RESULTS / "native.json").read_text())
-        rows = native.summarize(data["records"])
-    except (OSError, ValueError, KeyError) as e:
-        raise LabError(f"results/native.json: not a native result ({e})") from None
+    _, rows = native.load(paths.RESULTS / "native.json")
     return {(r["group"], r["name"], r["threads"]): r for r in rows}
 
 
@@ -154,14 +150,11 @@ def _native(group: str, name: str, threads: str, what: str) -> str:
 
 def _native_host(slug: str, group: str, faster: str, slower: str) -> str:
     """How many times as fast @faster ran as @slower on one CPU's record."""
-    source = native.HOSTS / f"{slug}.json"
-    try:
-        rows = native.summarize(json.loads(source.read_text())["records"])
-    except (OSError, ValueError, KeyError) as e:
-        raise LabError(f"{source.relative_to(paths.REPO)}: not a native result ({e})") from None
+    source = native.host_record(slug)
+    _, rows = native.load(source)
     ratio = native.speedup(rows, group, faster, slower)
     if ratio is None:
-        raise LabError(f"{source.relative_to(paths.REPO)}: no {faster} and {slower} "
+        raise LabError(f"native record of CPU {slug!r}: no {faster} and {slower} "
                        f"in group {group!r}")
     return f"{ratio:.2f}"
 

@@ -119,6 +119,24 @@ CLEAR_STREAMING = ("movnti", "clzero")
 CLEAR_LIMIT = "vector_nt"
 
 
+def load(source: Path) -> tuple[dict, list[dict]]:
+    """A native record and its summarized rows, or LabError."""
+    try:
+        data = json.loads(source.read_text())
+        return data, summarize(data["records"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise LabError(f"{source}: not a native result ({type(e).__name__}: {e})") from None
+
+
+def host_record(slug: str) -> Path:
+    """The record of the CPU @slug (hostinfo.cpu_slug()), or LabError."""
+    source = HOSTS / f"{slug}.json"
+    if not source.exists():
+        known = ", ".join(p.stem for p in sorted(HOSTS.glob("*.json"))) or "none"
+        raise LabError(f"no native record of CPU {slug!r} (recorded: {known})")
+    return source
+
+
 def speedup(rows: list[dict], group: str, faster: str, slower: str) -> float | None:
     """How many times as fast @faster ran as @slower in @group, one thread
     (medians); None if the run has either not."""
@@ -262,6 +280,11 @@ def run(device_gb: float = 100.0) -> int:
         raise LabError(f"native benchmark failed ({res.returncode}):\n{res.stderr}")
     records = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
     meta = next(r for r in records if "struct_page_size" in r)
+    slug = hostinfo.cpu_slug()
+    if slug == DOCUMENTED_CPU and not meta.get("clzero"):
+        raise LabError(f"native: this {DOCUMENTED_CPU} ran without CLZERO (hidden by its "
+                       "hypervisor?): the documents' record is written around CLZERO's "
+                       "figures, so nothing was replaced")
     rows = summarize(records)
     cpu = hostinfo.cpu_detail()
     table = markdown(meta, rows, cpu)
@@ -269,7 +292,6 @@ def run(device_gb: float = 100.0) -> int:
         {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "host_cpu": cpu,
          "provenance": provenance.now([(arches.GUEST_ARCH, "patched", "lab")]).to_json(),
          "offsets": offsets, "meta": meta, "records": records}, indent=1) + "\n"
-    slug = hostinfo.cpu_slug()
     HOSTS.mkdir(parents=True, exist_ok=True)
     (HOSTS / f"{slug}.json").write_text(record)
     (HOSTS / f"{slug}.md").write_text(table)
@@ -279,7 +301,7 @@ def run(device_gb: float = 100.0) -> int:
         (paths.RESULTS / "native.md").write_text(table)
         report.write_plots(paths.RESULTS / "native.json", paths.RESULTS)
     else:
-        say(f"native: this CPU's record is {(HOSTS / slug).relative_to(paths.REPO)}.json; "
+        say(f"native: this CPU's record is {HOSTS.name}/{slug}.json; "
             f"the documents quote {DOCUMENTED_CPU}'s (results/native.json) and list "
             "every CPU's ratios")
     return 0

@@ -162,14 +162,6 @@ def parallel_table(source: Path) -> Table:
     return Table(caption, header, rows, _labels(names))
 
 
-def _native(source: Path) -> tuple[dict, list[dict]]:
-    try:
-        data = json.loads(source.read_text())
-        return data, native.summarize(data["records"])
-    except (OSError, ValueError, KeyError) as e:
-        raise LabError(f"{source}: not a native result ({type(e).__name__}: {e})") from None
-
-
 def _native_caption(source: Path, data: dict, rows: list[dict]) -> str:
     runs = len(rows[0]["seconds"]) if rows else 0
     return (f"{source.relative_to(paths.REPO)}: {data['date']}, {data['host_cpu']}, "
@@ -195,7 +187,7 @@ NATIVE_CLEARS = {"per_4k": "clear_page() per 4 KiB page",
 
 
 def native_memmap_table(source: Path) -> Table:
-    data, rows = _native(source)
+    data, rows = native.load(source)
     by = {(r["group"], r["name"], r["threads"]): r for r in rows}
     threads = sorted({r["threads"] for r in rows})
     header = [f"loop ({data['meta']['device_gb']:g} GB device's memmap)"]
@@ -213,7 +205,7 @@ def native_memmap_table(source: Path) -> Table:
 
 
 def native_online_table(source: Path) -> Table:
-    data, rows = _native(source)
+    data, rows = native.load(source)
     by = {(r["group"], r["name"]): r for r in rows if r["threads"] == 1}
     header = [f"onlining {data['meta']['device_gb']:g} GB", BASE_INIT.replace(" per-field", ""),
               "plain template", "streamed template", "one pass, plain", "one pass, streamed"]
@@ -249,7 +241,7 @@ def references_table() -> Table:
 
 def native_clear_table(source: Path) -> Table:
     """Clearing a run of pages: page by page, in 2 MiB runs, as one run."""
-    data, rows = _native(source)
+    data, rows = native.load(source)
     by = {(r["group"], r["name"], r["threads"]): r for r in rows}
     threads = sorted({r["threads"] for r in rows})
     header = ["clearing 1 GiB"] + [f"{t} thread{'s' if t > 1 else ''}" for t in threads]
@@ -262,7 +254,7 @@ def native_clear_table(source: Path) -> Table:
 def native_clear_runs_table(source: Path, touch: str) -> Table:
     """Clearing large runs with each variant (GB/s), the groups whose name
     ends with @touch ("" for the runs alone)."""
-    data, rows = _native(source)
+    data, rows = native.load(source)
     groups = [g for g in dict.fromkeys(r["group"] for r in rows)
               if native.is_clear_run_group(g)
               and (g.endswith(f"+ {touch}") if touch else "+" not in g)]
@@ -302,7 +294,7 @@ def native_hosts_table() -> Table:
                        "(`memlab bench native` writes one per CPU)")
     out = []
     for source in sources:
-        data, rows = _native(source)
+        data, rows = native.load(source)
         cells = [data["host_cpu"], data["date"].split()[0]]
         for _, group, faster, slower in NATIVE_HOST_RATIOS:
             ratio = native.speedup(rows, group, faster, slower)

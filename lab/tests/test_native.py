@@ -101,43 +101,65 @@ def test_the_hosts_table_wants_a_record(monkeypatch, tmp_path):
 
 def test_a_cpu_figure_reads_that_cpus_record(monkeypatch, tmp_path):
     monkeypatch.setattr(native, "HOSTS", tmp_path / "native-hosts")
-    monkeypatch.setattr(figures.paths, "REPO", tmp_path)
     native.HOSTS.mkdir(parents=True)
-    (native.HOSTS / "intel-family6-model143.json").write_text(json.dumps(
-        {"date": "2026-11-27 10:00:00 UTC", "host_cpu": "Intel B", "records": _clear_records()}))
+    slower = [dict(r, seconds=[0.04]) if r.get("name") == "stosb" else r
+              for r in _clear_records()]
+    for slug, records in (("intel-family6-model143", _clear_records()),
+                          ("intel-family6-model207", slower)):
+        (native.HOSTS / f"{slug}.json").write_text(json.dumps(
+            {"date": "2026-11-27 10:00:00 UTC", "host_cpu": slug, "records": records}))
+    # Each CPU's figure from its own record.
     assert documents.render(
         "{{native-host:intel-family6-model143:clear 32M:movnti:stosb}}x", True) == "2.00x"
+    assert documents.render(
+        "{{native-host:intel-family6-model207:clear 32M:movnti:stosb}}x", True) == "4.00x"
     # No CLZERO on that CPU: a clear error, not a made-up ratio.
     with pytest.raises(LabError, match="no clzero and stosb"):
         documents.render("{{native-host:intel-family6-model143:clear 32M:clzero:stosb}}", True)
+    with pytest.raises(LabError, match="no native record of CPU 'nosuch'.*model143"):
+        documents.render("{{native-host:nosuch:clear 32M:movnti:stosb}}", True)
 
 
-def _run_on(monkeypatch, tmp_path, slug: str) -> None:
-    """native.run() on a CPU named @slug, the benchmark itself stubbed."""
+def _run_on(monkeypatch, tmp_path, slug: str, clzero: bool = True) -> list:
+    """native.run() on a CPU named @slug, the benchmark itself stubbed; the
+    plots it asked for."""
     monkeypatch.setattr(native, "HOSTS", tmp_path / "native-hosts")
     monkeypatch.setattr(native.paths, "RESULTS", tmp_path)
     monkeypatch.setattr(native.paths, "REPO", tmp_path)
     monkeypatch.setattr(native, "built_bench", lambda: (tmp_path / "bench", {"STRUCT_PAGE_SIZE": 64}))
-    out = "\n".join(json.dumps(r) for r in _clear_records())
+    records = [dict(r, clzero=clzero) if "struct_page_size" in r else r for r in _clear_records()]
+    out = "\n".join(json.dumps(r) for r in records)
     monkeypatch.setattr(native, "run_quiet", lambda *a, **k: subprocess.CompletedProcess(
         a, 0, stdout=out, stderr=""))
     monkeypatch.setattr(native.hostinfo, "cpu_slug", lambda: slug)
     monkeypatch.setattr(native.hostinfo, "cpu_detail", lambda: "a CPU")
     monkeypatch.setattr(native.provenance, "now", lambda *a: provenance.Provenance(
         "c0ffee", {}, "6.12 6.12.118-1", "a CPU"))
-    monkeypatch.setattr(native.report, "write_plots", lambda src, out: [out / "native.png"])
+    plotted: list = []
+    monkeypatch.setattr(native.report, "write_plots",
+                        lambda src, out: plotted.append(src) or [out / "native.png"])
     assert native.run(10) == 0
+    return plotted
 
 
 def test_another_cpus_run_adds_its_record_and_leaves_the_documents_one(monkeypatch, tmp_path):
-    _run_on(monkeypatch, tmp_path, "intel-family6-model143")
+    plotted = _run_on(monkeypatch, tmp_path, "intel-family6-model143", clzero=False)
     assert sorted(p.name for p in native.HOSTS.iterdir()) == [
         "intel-family6-model143.json", "intel-family6-model143.md"]
     assert not (tmp_path / "native.json").exists() and not (tmp_path / "native.md").exists()
+    assert plotted == []
 
 
 def test_the_documented_cpus_run_is_also_the_documents_record(monkeypatch, tmp_path):
-    _run_on(monkeypatch, tmp_path, native.DOCUMENTED_CPU)
-    assert (tmp_path / "native.json").read_text() == \
-        (native.HOSTS / f"{native.DOCUMENTED_CPU}.json").read_text()
-    assert (tmp_path / "native.md").exists()
+    plotted = _run_on(monkeypatch, tmp_path, native.DOCUMENTED_CPU)
+    host = native.HOSTS / native.DOCUMENTED_CPU
+    assert (tmp_path / "native.json").read_text() == host.with_suffix(".json").read_text()
+    assert (tmp_path / "native.md").read_text() == host.with_suffix(".md").read_text()
+    assert plotted == [tmp_path / "native.json"]
+
+
+def test_the_documented_cpu_without_clzero_replaces_nothing(monkeypatch, tmp_path):
+    with pytest.raises(LabError, match="without CLZERO"):
+        _run_on(monkeypatch, tmp_path, native.DOCUMENTED_CPU, clzero=False)
+    assert not (tmp_path / "native.json").exists()
+    assert not (native.HOSTS / f"{native.DOCUMENTED_CPU}.json").exists()

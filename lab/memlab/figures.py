@@ -5,7 +5,8 @@ the documents are written (documents.py). A template names one as
 - `{{bench:RUN:ROW:median:VARIANT}}`, `ratio`, `ratio:VARIANT:OVER`,
   `per_page:VARIANT`, `n:VARIANT`: a row of the cited run RUN (bench.CITED_RUNS);
 - `{{native:GROUP:NAME:THREADS:FIELD}}` (FIELD: ms, gbps, pct) and
-  `{{native-ratio:GROUP:NAME:THREADS:GROUP:NAME:THREADS}}`: results/native.json;
+  `{{native-ratio:GROUP:NAME:THREADS:GROUP:NAME:THREADS}}`: the documented CPU's
+  native record (native.DOCUMENTED);
   `{{native-host:CPU:GROUP:FASTER:SLOWER}}`: how many times as fast FASTER ran as
   SLOWER on one thread in CPU's record (results/native-hosts/CPU.json);
 - `{{test:PLAN:STEP:passed|failed|skipped}}`, `{{test:PLAN:sum:STEP-PREFIX:passed}}`:
@@ -86,7 +87,7 @@ def _bench(d: str, row_name: str, what: str, *args: str) -> str:
 
 
 def _native_rows() -> dict[tuple[str, str, int], dict]:
-    _, rows = native.load(paths.RESULTS / "native.json")
+    _, rows = native.load(native.DOCUMENTED)
     return {(r["group"], r["name"], r["threads"]): r for r in rows}
 
 
@@ -94,13 +95,13 @@ def _native_row(group: str, name: str, threads: str) -> dict:
     rows = _native_rows()
     key = (group, name, int(threads))
     if key not in rows:
-        raise LabError(f"results/native.json: no row {key}")
+        raise LabError(f"{native.DOCUMENTED.name}: no row {key}")
     return rows[key]
 
 
 def _native_meta(field: str) -> str:
     """A fact of the native run: host_cpu, or its meta's device_gb."""
-    data = json.loads((paths.RESULTS / "native.json").read_text())
+    data, _ = native.load(native.DOCUMENTED)
     if field == "host_cpu":
         return str(data["host_cpu"])
     return f"{data['meta'][field]:g}"

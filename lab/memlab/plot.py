@@ -7,7 +7,7 @@ summary.png: every row's patched/base beside the reference posting's, with
 the mode and host in the caption. <row>.png: the samples of each kernel,
 only where samples vary (wall clock, KVM); under -icount they are constant.
 
-Given results/native.json (`memlab bench native`), native.png: each memmap
+Given a native record (`memlab bench native`), native.png: each memmap
 loop as a share of the best streaming fill on 1 and 2 threads, and the
 clearing rows.
 """

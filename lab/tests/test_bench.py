@@ -88,7 +88,7 @@ def test_hugetlb_log_from_the_python_timer_is_checked():
 def test_plots_are_written(tmp_path):
     import shutil
     import pytest
-    from memlab import paths
+    from memlab import native as native_bench, paths
     if not (paths.VENV / "bin" / "python3").exists():
         pytest.skip("no lab venv (memlab test creates it before pytest)")
     src = tmp_path / "r.json"
@@ -100,7 +100,7 @@ def test_plots_are_written(tmp_path):
     _result(mode="icount").write(src)
     assert [p.name for p in report.write_plots(src, tmp_path)] == ["summary.png"]
     # A native result: its loops and clearing rows.
-    native = report.write_plots(paths.RESULTS / "native.json", tmp_path)
+    native = report.write_plots(native_bench.DOCUMENTED, tmp_path)
     assert [p.name for p in native] == ["native.png"]
     assert native[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     shutil.rmtree(tmp_path)

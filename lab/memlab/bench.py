@@ -157,7 +157,7 @@ CITED_RUNS: dict[str, CitedRun] = {
     "mainline": CitedRun("icount", True, ("fsdax-rebind", "devdax-rebind", "kmem-online",
                                           "boot-memmap", "device-private"),
                           kernel_base.MAINLINE),
-    # Deferred init, a full-size row only, beside hotplug-boot's.
+    # Deferred init: a full-size row only, so not in the quick run above.
     "mainline-deferred": CitedRun("icount", False, ("boot-deferred",), kernel_base.MAINLINE),
 }
 

@@ -157,8 +157,12 @@ CITED_RUNS: dict[str, CitedRun] = {
     "mainline": CitedRun("icount", True, ("fsdax-rebind", "devdax-rebind", "kmem-online",
                                           "boot-memmap", "device-private"),
                           kernel_base.MAINLINE),
-    # Deferred init: a full-size row only, so not in the quick run above.
-    "mainline-deferred": CitedRun("icount", False, ("boot-deferred",), kernel_base.MAINLINE),
+    # Hot-add and boot at full size, as "hotplug-boot" (deferred init has
+    # no quick row).
+    "mainline-hotplug-boot": CitedRun("icount", False, ("kmem-online", "kmem-online-pages",
+                                                        "boot-memmap", "boot-memmap-free",
+                                                        "boot-deferred"),
+                                      kernel_base.MAINLINE),
 }
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import arches, selftests, switches
-from .checks import (HMM_CHUNK_BYTES, NUMA_NODE_CPUS, NUMA_NODES, check_boot_deferred,
-                     check_boot_memmap, check_dax_fs, check_devdax, check_device_private,
-                     check_fast_paths, check_fault_inject, check_gigantic, check_hmm_tests,
-                     check_kmem_online, check_numa, check_pair, check_rebind_stress,
-                     check_rebinds, check_selftests, check_virtio_mem, check_zeroing,
-                     compare_selftests)
+from .checks import (HMM_CHUNK_BYTES, HMM_DEVICE_THP_CASES, NUMA_NODE_CPUS, NUMA_NODES,
+                     check_boot_deferred, check_boot_memmap, check_dax_fs, check_devdax,
+                     check_device_private, check_fast_paths, check_fault_inject,
+                     check_gigantic, check_hmm_tests, check_kmem_online, check_numa,
+                     check_pair, check_rebind_stress, check_rebinds, check_selftests,
+                     check_virtio_mem, check_zeroing, compare_selftests)
 from .runner import LabError
 from .scenario import NONE_POSTED, BenchRow, BenchSizes, ConfigsWith, Scenario
 
@@ -313,11 +313,13 @@ SCENARIOS: dict[str, Scenario] = {
             script="hmm-tests",
             description="the kernel's hmm-tests selftest against test_hmm with two "
                         "DEVICE_PRIVATE and two DEVICE_COHERENT devices (on RAM the "
-                        "command line reserves): every case must pass",
+                        "command line reserves): every case must pass, the cases "
+                        "that migrate THPs to a device on the private ones only",
             memory_gb=4,
             env={"MODULE": "@out/lib/test_hmm.ko", "HMM_TESTS": "@out/hmm-tests",
                  "SPM_ADDR0": hex(HMM_COHERENT_START),
-                 "SPM_ADDR1": hex(HMM_COHERENT_START + HMM_CHUNK_BYTES)},
+                 "SPM_ADDR1": hex(HMM_COHERENT_START + HMM_CHUNK_BYTES),
+                 "COHERENT_LEFT_OUT": " ".join(HMM_DEVICE_THP_CASES)},
             append=[f"memmap={2 * HMM_CHUNK_BYTES >> 20}M${HMM_COHERENT_START:#x}"],
             check=check_hmm_tests, configs=HMM, on_base=True),
         Scenario(
@@ -380,7 +382,7 @@ SCENARIOS: dict[str, Scenario] = {
             check=check_selftests, configs=selftests.KSELFTEST_CONFIGS, on_base=True,
             timeout=3600, compare=compare_selftests),
         FAST_PATHS,
-        *(without(sw) for sw in switches.SWITCHES),
+        *(without(sw) for sw in switches.offered()),
         Scenario(
             name="runner-catches-warn",
             script="provoke-warn",

@@ -5,9 +5,13 @@ the fast-paths scenario: the path and page state of each memmap init
 x86-64 clears large runs (its boot line)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import cache
 
+from . import kernel_base
 from .console import Console
+from .series import Series
 
 PAGE_BY_PAGE = "page by page"
 TEMPLATE = "from a template"
@@ -43,6 +47,16 @@ SWITCHES = (
 
 def get(name: str) -> Switch:
     return next(s for s in SWITCHES if s.name == name)
+
+
+@cache
+def offered() -> tuple[Switch, ...]:
+    """The switches of the base in use: those its series documents in
+    kernel-parameters.txt (mainline's has no streaming clear)."""
+    text = "".join(p.read_text(errors="replace")
+                   for p in Series(kernel_base.current().series).patches())
+    return tuple(s for s in SWITCHES
+                 if re.search(rf"^\+\t{re.escape(s.name)}=", text, re.M))
 
 
 @dataclass(frozen=True)
@@ -115,6 +129,11 @@ def check(con: Console, switch: str, cpus: int, clear_with: str) -> list[str]:
     if bad_device:
         problems.append(f"ZONE_DEVICE ranges went {bad_device}, expected "
                         f"{' or '.join(sorted(device_paths))}, {threads} threads")
+    if get("clear_pages_stream") not in offered():
+        if con.clear_pages_large is not None:
+            problems.append(f"large runs are reported cleared with {con.clear_pages_large}, "
+                            "which this series does not do")
+        return problems
     clear = clear_with if want.clear_stream else "one string operation"
     if con.clear_pages_large != clear:
         problems.append(f"large runs are cleared with {con.clear_pages_large}, "

@@ -31,7 +31,7 @@ REPORTS = {
 
 
 def kernel_console(r: dict) -> console.Console:
-    text = (CLEAR.format(how=r["clear"])
+    text = ((CLEAR.format(how=r["clear"]) if r["clear"] else "")
             + BOOT.format(path=r["boot"][0], state=r["boot"][1])
             + DEFERRED.format(path=r["deferred"][0], state=r["deferred"][1])
             + DEVICE.format(path=r["device"], threads=r["threads"])
@@ -88,3 +88,21 @@ def test_captured_consoles_of_the_defer_kernel_pass_their_own_switch_only():
         assert check_fast_paths(con, env) == [], log
         for other in set(REPORTS) - {switch}:
             assert check_fast_paths(con, {**env, "SWITCH": other}), (log, other)
+
+
+def test_a_series_offers_the_switches_its_kernel_parameters_document(monkeypatch):
+    assert switches.offered() == switches.SWITCHES
+    monkeypatch.setattr(switches.kernel_base, "current",
+                        lambda: switches.kernel_base.BASES["7.2"])
+    switches.offered.cache_clear()
+    try:
+        mainline = switches.offered()
+        assert switches.get("clear_pages_stream") not in mainline
+        assert switches.get("memmap_single_pass") in mainline
+        # Mainline clears large runs its own way and prints no report.
+        assert switches.check(kernel_console({**REPORTS[""], "clear": ""}),
+                              "", 2, "MOVNTI") == []
+        assert switches.check(kernel_console(REPORTS[""]), "", 2, "MOVNTI") == [
+            "large runs are reported cleared with MOVNTI, which this series does not do"]
+    finally:
+        switches.offered.cache_clear()

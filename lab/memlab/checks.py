@@ -119,7 +119,8 @@ HMM_CHUNK_BYTES = 256 << 20
 # fixed range of base pages, which a THP request maps a second time
 # (memremap_pages(): "Conflicting mapping in same section"), and the forced
 # allocation failure and the 256 MB benchmark fail there. The hmm-tests
-# scenario runs them on the private devices only.
+# scenario runs them on the private devices only where hmm-tests has all of
+# them (6.12's has anon_write_child alone): scenarios/hmm-tests.sh.
 HMM_DEVICE_THP_CASES = ("anon_write_child", "migrate_anon_huge_empty", "migrate_anon_huge_zero",
                         "migrate_anon_huge_free", "migrate_anon_huge_fault",
                         "migrate_partial_unmap_fault", "migrate_remap_fault",

@@ -1,7 +1,8 @@
 """The compile matrix (`memlab matrix`; a step of `memlab test --full`):
 the series' objects built with W=1 on every architecture Debian 12 has a
 cross compiler for, and x86-64 configs with memory hotplug and ZONE_DEVICE
-on and off, like the kernel test robot's builds. Each target builds the
+on and off, like the kernel test robot's builds: the x86-64 and arm64 ones
+also checked by sparse, and built with clang. Each target builds the
 directories the series touches (mm/, and an architecture's own files where
 the series touches them) twice, on the pristine tree and with the series
 (branch `product`, no lab patches); it passes when the series' build has no
@@ -13,7 +14,7 @@ import hashlib
 import json
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from . import build, deps, hostinfo, kconfig, kernel_tree, paths, provenance
@@ -33,6 +34,13 @@ HOTPLUG = {"CONFIG_MEMORY_HOTPLUG": "y", "CONFIG_MEMORY_HOTREMOVE": "y"}
 DEVICE = {"CONFIG_ZONE_DEVICE": "y", "CONFIG_DEVICE_PRIVATE": "y"}
 
 
+# The robot's other two tools. Debian 12's newest clang: 7.2 asks for
+# LLVM 17.0.1 or later (scripts/min-tool-version.sh).
+CLANG_VERSION = "19"
+CLANG_PACKAGES = (f"clang-{CLANG_VERSION}", f"lld-{CLANG_VERSION}", f"llvm-{CLANG_VERSION}")
+SPARSE_PACKAGES = ("sparse",)
+
+
 @dataclass(frozen=True)
 class Target:
     name: str
@@ -44,14 +52,38 @@ class Target:
     options: dict[str, str] = field(default_factory=dict)          # both variants
     series_options: dict[str, str] = field(default_factory=dict)   # the series only
     dirs: tuple[str, ...] = ("mm/",)
+    clang: bool = False                   # LLVM=1 (its own cross compiler), else gcc
+    sparse: bool = False                  # sparse over every file compiled (C=1)
 
     def make_args(self, out: Path) -> list[str]:
-        cross = [f"CROSS_COMPILE={self.cross_compile}"] if self.cross_compile else []
-        return [f"O={out}", f"ARCH={self.make_arch}", *cross,
-                f"CC=ccache {self.cross_compile}gcc", "HOSTCC=ccache gcc", "-j2"]
+        if self.clang:
+            # LLVM=-N: clang-N, ld.lld-N and llvm-*-N, whatever the ARCH.
+            tools = [f"LLVM=-{CLANG_VERSION}", f"CC=ccache clang-{CLANG_VERSION}",
+                     f"HOSTCC=ccache clang-{CLANG_VERSION}"]
+        else:
+            cross = [f"CROSS_COMPILE={self.cross_compile}"] if self.cross_compile else []
+            tools = [*cross, f"CC=ccache {self.cross_compile}gcc", "HOSTCC=ccache gcc"]
+        return [f"O={out}", f"ARCH={self.make_arch}", *tools,
+                *(["C=1"] if self.sparse else []), "-j2"]
+
+    def checks(self) -> str:
+        """What judges its build, as its record names it."""
+        return ("clang" if self.clang else "gcc") + " W=1" + (", sparse" if self.sparse else "")
+
+    def needs(self) -> list[str]:
+        """The Debian packages its build needs beyond the build group."""
+        return [*self.packages, *(CLANG_PACKAGES if self.clang else ()),
+                *(SPARSE_PACKAGES if self.sparse else ())]
 
 
-TARGETS: dict[str, Target] = {t.name: t for t in [
+def built_with_clang(t: Target) -> Target:
+    """@t's config built with clang instead of gcc (and without sparse,
+    which its gcc build runs)."""
+    return replace(t, name=f"{t.name}-clang", covers=f"{t.name}'s config built with clang",
+                   cross_compile="", packages=(), clang=True, sparse=False)
+
+
+_GCC_TARGETS = [
     Target("alpha", "alpha", "defconfig", "64-bit FLATMEM",
            "alpha-linux-gnu-", ("gcc-alpha-linux-gnu",), KUNIT, CLEAR_KUNIT),
     Target("riscv64", "riscv", "defconfig", "SPARSEMEM_VMEMMAP, memory hotplug, generic helpers",
@@ -85,15 +117,19 @@ TARGETS: dict[str, Target] = {t.name: t for t in [
            "x86-64 with MEMORY_HOTPLUG, ZONE_DEVICE and DEVICE_PRIVATE (the "
            "ZONE_DEVICE suite's mapping), the suites built in",
            options=KUNIT | HOTPLUG | DEVICE,
-           series_options=SERIES_KUNIT, dirs=("mm/", "arch/x86/lib/")),
+           series_options=SERIES_KUNIT, dirs=("mm/", "arch/x86/lib/"), sparse=True),
     Target("x86_64-hotplug-no-device", "x86_64", "defconfig",
            "x86-64 with MEMORY_HOTPLUG and without ZONE_DEVICE",
            options=KUNIT | HOTPLUG | {"CONFIG_ZONE_DEVICE": "n"},
-           series_options=SERIES_KUNIT, dirs=("mm/", "arch/x86/lib/")),
+           series_options=SERIES_KUNIT, dirs=("mm/", "arch/x86/lib/"), sparse=True),
     Target("arm64", "arm64", "defconfig", "the lab's KUnit architecture: generic store helpers",
            "aarch64-linux-gnu-", ("gcc-aarch64-linux-gnu",), KUNIT | HOTPLUG | DEVICE,
-           SERIES_KUNIT),
-]}
+           SERIES_KUNIT, sparse=True),
+]
+# The targets sparse checks are the ones the robot also builds with clang.
+TARGETS: dict[str, Target] = {t.name: t for t in
+                              _GCC_TARGETS + [built_with_clang(t) for t in _GCC_TARGETS
+                                              if t.sparse]}
 
 # Every prefix of the series is built for these (`memlab matrix --prefixes`):
 # the lab's two architectures, and memory hotplug without ZONE_DEVICE, where
@@ -123,6 +159,7 @@ class TargetResult:
     new: list[str]            # the series' errors and the warnings the base lacks
     note: str = ""
     seconds: float = 0.0
+    checks: str = "gcc W=1"   # Target.checks(); records older than sparse and clang lack it
 
 
 def defined_in(tree: Path, option: str) -> bool:
@@ -161,8 +198,8 @@ def build_variant(t: Target, variant: str, tree: Path,
                   touched: list[str] | None = None) -> tuple[int, str]:
     """Configure and build the target's directories, or only the objects
     of the @touched sources (series_objects()); (exit code, log text).
-    Variant "series" takes the series' options; the others ("prefix",
-    "tail") those of them that their tree defines."""
+    Every variant but "base" takes those of the series' options that its
+    tree defines."""
     out = paths.OUT / f"matrix-{t.name}-{variant}"
     log = paths.LOGS / f"matrix-{t.name}-{variant}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -170,8 +207,11 @@ def build_variant(t: Target, variant: str, tree: Path,
     make = ["make", "-C", str(tree), *t.make_args(out)]
     env = build.build_env()
     out.mkdir(parents=True, exist_ok=True)
-    opts = dict(t.options) | (t.series_options if variant == "series" else {})
-    if variant not in VARIANTS:
+    opts = dict(t.options)
+    # The series' suites its tree defines: a prefix may not have them yet,
+    # and a base's series may have no clearing suite (7.2's leaves batch
+    # clearing to mainline).
+    if variant != "base":
         opts |= {k: v for k, v in t.series_options.items() if defined_in(tree, k)}
     # Consecutive prefixes mostly share their Kconfig files: the .config
     # made from the same inputs is made again only when one changed.
@@ -213,7 +253,7 @@ def goal_groups(goals: list[str]) -> list[list[str]]:
 
 def check_target(t: Target) -> TargetResult:
     t0 = time.monotonic()
-    deps.apt_install(list(t.packages))
+    deps.apt_install(t.needs())
     logs: dict[str, tuple[int, str]] = {}
     for variant, rev in VARIANTS.items():
         logs[variant] = build_variant(t, variant, kernel_tree.checkout(f"matrix-{variant}", rev))
@@ -223,10 +263,11 @@ def check_target(t: Target) -> TargetResult:
     if base_rc != 0:
         return TargetResult(t.name, False, sorted(e for e in diagnostics(base_log)
                                                   if ": error: " in e),
-                            "the pristine tree does not build this target", seconds)
+                            "the pristine tree does not build this target", seconds,
+                            t.checks())
     new = sorted(diagnostics(series_log) - diagnostics(base_log))
     note = "" if rc == 0 else f"the series' build failed (log build/logs/matrix-{t.name}-series.log)"
-    return TargetResult(t.name, rc == 0 and not new, new, note, seconds)
+    return TargetResult(t.name, rc == 0 and not new, new, note, seconds, t.checks())
 
 
 @dataclass
@@ -343,7 +384,7 @@ def run_prefixes() -> list[PrefixResult]:
     deps.ensure("build")
     targets = [TARGETS[n] for n in PREFIX_TARGETS]
     for t in targets:
-        deps.apt_install(list(t.packages))
+        deps.apt_install(t.needs())
     touched = series_sources()
     base_tree = kernel_tree.checkout("matrix-base", paths.TAG_BASE)
     base = {t.name: diagnostics(build_variant(t, "base", base_tree, touched)[1])

@@ -372,7 +372,10 @@ def _matrix_cell() -> str:
     if not matrix.MATRIX_RESULTS.exists():
         return "not recorded (`memlab matrix`)"
     clean, count = figures.matrix_tally()
-    return f"{clean} of {count} targets clean"
+    recorded = {t["target"] for t in matrix.load_results()["targets"]}
+    unrun = [name for name in matrix.TARGETS if name not in recorded]
+    return f"{clean} of {count} targets clean" + (
+        f"; not run yet: {', '.join(unrun)}" if unrun else "")
 
 
 def _record_or_none(path: Path) -> RunRecord | None:
@@ -422,10 +425,12 @@ def proof_table() -> Table:
         ["", "kunit.py (x86-64)", _kunit_cell(mainline, "kunit.py x86_64", by_mainline)],
         ["Deliberately broken fast paths", "KUnit", caught("kunit")],
         ["", "guest scenarios", caught("guests")],
+        ["", "compile matrix: a sparse-only and a clang-only mistake", caught("matrix")],
         ["Builds", "i386 HIGHMEM (compile)", _build_cell(full, "build highmem i386")],
         ["", "every prefix, and the clearing patches alone: W=1, x86-64 and arm64",
          _prefixes_cell(full)],
-        ["", "compile matrix: W=1, series vs pristine", _matrix_cell()],
+        ["", "compile matrix: W=1 (gcc, clang) and sparse, series vs pristine",
+         _matrix_cell()],
     ]
     sources = [f"results/test/default.json: {default.date}, commit {default.commit}, "
                f"{provenance.state(default.provenance)} (`memlab test`)"]
@@ -454,12 +459,13 @@ def selftests_table() -> Table:
                  [r[0] for r in rows], trailing_text=3)
 
 
-def breaks_table(group: str, source: Path | None = None) -> Table:
-    """The deliberately broken fast paths of one group (of results/breaks.json,
-    or another base's @source) and what caught them."""
+def breaks_table(group: str, source: Path | None = None,
+                 broken: str = "broken fast path") -> Table:
+    """The deliberate breaks of one group (of results/breaks.json, or another
+    base's @source) and what caught them; @broken: what each one broke."""
     source = source or figures.BREAKS
     entries = figures.load_breaks(source).get(group, [])
-    header = ["broken fast path", "caught by", "how", "not caught by"]
+    header = [broken, "caught by", "how", "not caught by"]
     def caught(e: dict) -> str:
         by = ", ".join(e["caught_by"]) or "nothing"
         n = e.get("failed_cases")
@@ -481,12 +487,13 @@ def matrix_table() -> Table:
         res = by.get(name)
         verdict = "not run" if res is None else "ok" if res["ok"] else \
             (res["note"] or f"{len(res['new'])} new diagnostics")
-        rows.append([name, f"{t.make_arch} {t.defconfig}", t.covers, verdict])
+        checks = "" if res is None else res.get("checks", "gcc W=1")
+        rows.append([name, f"{t.make_arch} {t.defconfig}", t.covers, checks, verdict])
     caption = (f"results/matrix.json: {data['date']}, {data['host_cpu']}, lab commit "
                f"{data['commit']}, {provenance.state(data.get('provenance'))}; "
                "`memlab matrix`")
-    return Table(caption, ["target", "config", "what it covers", "W=1 build, series vs "
-                           "pristine"], rows, [r[0] for r in rows], trailing_text=3)
+    return Table(caption, ["target", "config", "what it covers", "checked by",
+                           "series vs pristine"], rows, [r[0] for r in rows], trailing_text=4)
 
 
 def scenarios_block() -> list[str]:
@@ -654,6 +661,7 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
     "selftests": selftests_table,
     "breaks-kunit": lambda: breaks_table("kunit"),
     "breaks-guests": lambda: breaks_table("guests"),
+    "breaks-matrix": lambda: breaks_table("matrix", broken="deliberate mistake"),
     "breaks-mainline": lambda: breaks_table(
         "kunit", paths.results_of(kernel_base.MAINLINE) / "breaks.json"),
     "scenarios": scenarios_block,

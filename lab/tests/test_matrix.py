@@ -1,5 +1,7 @@
 """The compile matrix: diagnostics compared without line numbers, a target
 fails on a new warning or any error of the series' build."""
+from pathlib import Path
+
 import pytest
 
 from memlab import cli, commands, matrix
@@ -59,6 +61,32 @@ def test_the_matrix_covers_what_the_robot_would():
     assert {"alpha", "riscv64", "riscv64-nommu", "sparc64", "powerpc64le", "s390x",
             "mips64el", "parisc64", "m68k", "arm", "i386", "x86_64-allno",
             "x86_64-zone-device", "x86_64-hotplug-no-device"} <= names
+
+
+SPARSE_LOG = """\
+  CHECK   ../mm/mm_init.c
+../mm/mm_init.c:1093:31: warning: incorrect type in initializer (different address spaces)
+../mm/mm_init.c:1093:31:    expected void [noderef] __iomem *where
+../mm/mm_init.c:1093:31:    got struct page *page
+"""
+
+
+def test_a_sparse_warning_is_a_diagnostic_and_its_detail_lines_are_not():
+    assert matrix.diagnostics(SPARSE_LOG) == {
+        "mm/mm_init.c: warning: incorrect type in initializer (different address spaces)"}
+
+
+def test_the_robots_x86_64_and_arm64_builds_run_sparse_and_are_built_with_clang_too():
+    for name in ("x86_64-zone-device", "x86_64-hotplug-no-device", "arm64"):
+        gcc, clang = matrix.TARGETS[name], matrix.TARGETS[f"{name}-clang"]
+        assert "C=1" in gcc.make_args(Path("/o")) and "sparse" in gcc.needs()
+        args = clang.make_args(Path("/o"))
+        assert f"LLVM=-{matrix.CLANG_VERSION}" in args and "C=1" not in args
+        assert not any(a.startswith("CROSS_COMPILE=") for a in args)
+        assert f"clang-{matrix.CLANG_VERSION}" in clang.needs()
+        assert (clang.options, clang.series_options, clang.dirs) == \
+            (gcc.options, gcc.series_options, gcc.dirs)
+    assert "C=1" not in matrix.TARGETS["alpha"].make_args(Path("/o"))
 
 
 def test_unknown_target_is_an_error(monkeypatch):
@@ -170,3 +198,19 @@ def test_a_prefix_is_configured_again_only_when_its_config_inputs_change(monkeyp
     kconfigs["files"] = "100644 bbb 0\tmm/Kconfig"     # a patch changed mm/Kconfig
     matrix.build_variant(t, "prefix", tmp_path, touched=[])
     assert configured == ["prefix", "prefix"]
+
+
+def test_the_proof_table_names_the_targets_no_recorded_run_has(monkeypatch):
+    from memlab import figures, tables
+    record = {"date": "d", "host_cpu": "c", "commit": "x",
+              "targets": [{"target": name, "ok": True, "new": []}
+                          for name in matrix.TARGETS if not name.endswith("-clang")]}
+    monkeypatch.setattr(matrix, "load_results", lambda: record)
+    monkeypatch.setattr(figures, "matrix_tally", lambda: (15, 15))
+    monkeypatch.setattr(matrix.MATRIX_RESULTS.__class__, "exists", lambda self: True)
+    cell = tables._matrix_cell()
+    assert cell.startswith("15 of 15 targets clean")
+    assert cell.endswith("not run yet: x86_64-zone-device-clang, "
+                         "x86_64-hotplug-no-device-clang, arm64-clang")
+    rows = tables.matrix_table().rows
+    assert [r[3] for r in rows][:1] == ["gcc W=1"] and rows[-1][3:] == ["", "not run"]

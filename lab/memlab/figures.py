@@ -232,9 +232,10 @@ def breaks_tally(group: str) -> tuple[int, int]:
     return sum(1 for e in entries if e["caught_by"]), len(entries)
 
 
-def matrix_tally() -> tuple[int, int]:
-    """(clean, count) targets of the last compile matrix over all targets."""
-    targets = load_results()["targets"]
+def matrix_tally(source: Path | None = None) -> tuple[int, int]:
+    """(clean, count) targets of the last compile matrix over all targets
+    (of the base in use, or @source: another base's)."""
+    targets = load_results(source)["targets"]
     return sum(1 for t in targets if t["ok"]), len(targets)
 
 

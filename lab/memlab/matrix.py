@@ -66,6 +66,12 @@ class Target:
         return [f"O={out}", f"ARCH={self.make_arch}", *tools,
                 *(["C=1"] if self.sparse else []), "-j2"]
 
+    @property
+    def src_arch(self) -> str:
+        """The arch/ directory of its ARCH (kbuild's SRCARCH)."""
+        return {"i386": "x86", "x86_64": "x86", "parisc64": "parisc"}.get(self.make_arch,
+                                                                          self.make_arch)
+
     def checks(self) -> str:
         """What judges its build, as its record names it."""
         return ("clang" if self.clang else "gcc") + " W=1" + (", sparse" if self.sparse else "")
@@ -102,7 +108,8 @@ _GCC_TARGETS = [
            "s390x-linux-gnu-", ("gcc-s390x-linux-gnu",), KUNIT, SERIES_KUNIT),
     Target("mips64el", "mips", "64r2el_defconfig", "64-bit MIPS",
            "mips64el-linux-gnuabi64-", ("gcc-mips64el-linux-gnuabi64",), KUNIT, CLEAR_KUNIT),
-    Target("parisc64", "parisc", "generic-64bit_defconfig", "64-bit PA-RISC",
+    # ARCH=parisc64 makes the kernel 64-bit: 7.2's defconfig no longer says so.
+    Target("parisc64", "parisc64", "generic-64bit_defconfig", "64-bit PA-RISC",
            "hppa64-linux-gnu-", ("gcc-hppa64-linux-gnu", "gcc-hppa-linux-gnu"),
            KUNIT, CLEAR_KUNIT),
     Target("m68k", "m68k", "virt_defconfig", "32-bit, no SPARSEMEM",
@@ -174,7 +181,7 @@ def config_inputs(t: Target, tree: Path, opts: dict[str, str]) -> str:
     """What the target's .config in @tree is made from: its defconfig, the
     options asked for, and the tree's Kconfig and defconfig files."""
     files = kernel_tree.git("ls-files", "-s", "--", "*Kconfig*",
-                            f"arch/{t.make_arch}/configs/", cwd=tree)
+                            f"arch/{t.src_arch}/configs/", cwd=tree)
     asked = "\n".join(f"{k}={v}" for k, v in sorted(opts.items()))
     return hashlib.sha256(f"{t.defconfig}\n{asked}\n{files}".encode()).hexdigest()
 
@@ -406,23 +413,50 @@ def run_prefixes() -> list[PrefixResult]:
     return results
 
 
+def _run_facts() -> dict:
+    """When, where and on what code a matrix run ran."""
+    return {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "host_cpu": hostinfo.cpu_model(),
+            "commit": head_commit(),
+            "series": kernel_tree.git("rev-parse", "--short=12", paths.PRODUCT_BRANCH),
+            "provenance": provenance.now().to_json()}
+
+
 def write_results(results: list[TargetResult]) -> None:
-    series = kernel_tree.git("rev-parse", "--short=12", paths.PRODUCT_BRANCH)
-    MATRIX_RESULTS.write_text(json.dumps({
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "host_cpu": hostinfo.cpu_model(),
-        "commit": head_commit(), "series": series,
-        "provenance": provenance.now().to_json(),
-        "targets": [asdict(r) for r in results]}, indent=1) + "\n")
+    MATRIX_RESULTS.write_text(json.dumps(
+        {**_run_facts(), "targets": [asdict(r) for r in results]}, indent=1) + "\n")
 
 
-def load_results() -> dict:
+def amend_results(results: list[TargetResult]) -> bool:
+    """Put @results (a run of some targets) in place of the recorded run's
+    entries for them, when that run built the same series code; the record
+    lists each amendment with its own date and commit. False: nothing
+    recorded, or recorded for other code (run the whole matrix)."""
+    if not MATRIX_RESULTS.exists():
+        return False
+    data, facts = load_results(), _run_facts()
+    recorded = (data.get("provenance") or {}).get("series", {})
+    if recorded.get("product") != facts["provenance"]["series"]["product"]:
+        return False
+    fresh = {r.target: asdict(r) for r in results}
+    data["targets"] = [fresh.pop(t["target"], t) for t in data["targets"]] + list(fresh.values())
+    data.setdefault("amended", []).append(
+        {k: facts[k] for k in ("date", "host_cpu", "commit")}
+        | {"targets": [r.target for r in results]})
+    MATRIX_RESULTS.write_text(json.dumps(data, indent=1) + "\n")
+    return True
+
+
+def load_results(source: Path | None = None) -> dict:
+    """The last run over every target: of the base in use, or @source
+    (another base's results/BASE/matrix.json)."""
+    source = source or MATRIX_RESULTS
     try:
-        data = json.loads(MATRIX_RESULTS.read_text())
+        data = json.loads(source.read_text())
         for t in data["targets"]:
             TargetResult(**t)
         return data
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise LabError(f"{MATRIX_RESULTS.relative_to(paths.REPO)}: not a matrix result "
+        raise LabError(f"{source.relative_to(paths.REPO)}: not a matrix result "
                        f"({type(e).__name__}: {e})") from None
 
 
@@ -446,4 +480,6 @@ def run(only: list[str] | None = None) -> list[TargetResult]:
         results.append(res)
     if not only:
         write_results(results)
+    elif amend_results(results):
+        say(f"{MATRIX_RESULTS.relative_to(paths.REPO)}: these targets' entries replaced")
     return results

@@ -61,16 +61,18 @@ class Part:
     last: int
 
 
-# " - Part 2, patches 5-6: the same for ..." (an RFC part says so after
-# its patch range).
-_PART_LINE = re.compile(r"^ - Part (\d+), patches (\d+)-(\d+)(?:, RFC)?: ", re.M)
+# " - Part 2, patches 5-6: the same for ...", " - Part 3, patch 7, RFC: ..."
+# (an RFC part says so after its patches).
+_PART_LINE = re.compile(r"^ - Part (\d+), (?:patches (\d+)-(\d+)|patch (\d+))(?:, RFC)?: ",
+                        re.M)
 
 
 def parts(cover_letter: str, count: int) -> list[Part]:
     """The parts the cover letter of a series of @count patches names, in
     order; none when it names none. Named parts must cover patches 1 to
     @count in order, each starting where the one before it ended."""
-    found = [Part(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    found = [Part(int(m.group(1)), int(m.group(2) or m.group(4)),
+                  int(m.group(3) or m.group(4)))
              for m in _PART_LINE.finditer(cover_letter)]
     expected_first = 1
     for i, part in enumerate(found, 1):

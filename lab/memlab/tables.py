@@ -368,11 +368,11 @@ def _prefixes_cell(rec: RunRecord | None) -> str:
     return _step_cell(rec, "prefixes", lambda s: f"{s.passed} of {s.passed + s.failed} clean")
 
 
-def _matrix_cell() -> str:
-    if not matrix.MATRIX_RESULTS.exists():
-        return "not recorded (`memlab matrix`)"
-    clean, count = figures.matrix_tally()
-    recorded = {t["target"] for t in matrix.load_results()["targets"]}
+def _matrix_cell(source: Path = matrix.MATRIX_RESULTS, by: str = "`memlab matrix`") -> str:
+    if not source.exists():
+        return f"not recorded ({by})"
+    clean, count = figures.matrix_tally(source)
+    recorded = {t["target"] for t in matrix.load_results(source)["targets"]}
     unrun = [name for name in matrix.TARGETS if name not in recorded]
     return f"{clean} of {count} targets clean" + (
         f"; not run yet: {', '.join(unrun)}" if unrun else "")
@@ -392,6 +392,7 @@ def proof_table() -> Table:
     # The mainline base's own run, a step of the default base's (testcmd.run_base()).
     mainline_record = test_record(False, kernel_base.MAINLINE)
     mainline = _record_or_none(mainline_record)
+    mainline_matrix = paths.results_of(kernel_base.MAINLINE) / matrix.MATRIX_RESULTS.name
     by_mainline = "`memlab test`"
 
     def caught(group: str) -> str:
@@ -423,6 +424,8 @@ def proof_table() -> Table:
          + _step_cell(mainline, "checkpatch", lambda s: f"{s.passed} of "
                       f"{s.passed + s.failed} patches clean", by_mainline)],
         ["", "kunit.py (x86-64)", _kunit_cell(mainline, "kunit.py x86_64", by_mainline)],
+        ["", "compile matrix: W=1 (gcc, clang) and sparse, series vs pristine",
+         _matrix_cell(mainline_matrix, f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab matrix`")],
         ["Deliberately broken fast paths", "KUnit", caught("kunit")],
         ["", "guest scenarios", caught("guests")],
         ["", "compile matrix: a sparse-only and a clang-only mistake", caught("matrix")],
@@ -444,6 +447,9 @@ def proof_table() -> Table:
     sources += [f"results/selftests/{arches.DEBIAN_CONFIG}.json (`memlab test --full`)",
                 "results/breaks.json (each break run by hand, docs/testing.md)",
                 "results/matrix.json (`memlab matrix`)"]
+    if mainline_matrix.exists():
+        sources.append(f"{mainline_matrix.relative_to(paths.REPO)}: "
+                       f"{matrix.load_results(mainline_matrix)['date']}")
     return Table("; ".join(sources), ["proof", "kernel", "result"], rows,
                  [r[0] or "" for r in rows], trailing_text=2)
 
@@ -489,8 +495,10 @@ def matrix_table() -> Table:
             (res["note"] or f"{len(res['new'])} new diagnostics")
         checks = "" if res is None else res.get("checks", "gcc W=1")
         rows.append([name, f"{t.make_arch} {t.defconfig}", t.covers, checks, verdict])
+    amended = "".join(f"; {', '.join(a['targets'])} re-run {a['date']}, {a['host_cpu']}, "
+                      f"lab commit {a['commit']}" for a in data.get("amended", []))
     caption = (f"results/matrix.json: {data['date']}, {data['host_cpu']}, lab commit "
-               f"{data['commit']}, {provenance.state(data.get('provenance'))}; "
+               f"{data['commit']}, {provenance.state(data.get('provenance'))}{amended}; "
                "`memlab matrix`")
     return Table(caption, ["target", "config", "what it covers", "checked by",
                            "series vs pristine"], rows, [r[0] for r in rows], trailing_text=4)

@@ -205,8 +205,8 @@ def test_the_proof_table_names_the_targets_no_recorded_run_has(monkeypatch):
     record = {"date": "d", "host_cpu": "c", "commit": "x",
               "targets": [{"target": name, "ok": True, "new": []}
                           for name in matrix.TARGETS if not name.endswith("-clang")]}
-    monkeypatch.setattr(matrix, "load_results", lambda: record)
-    monkeypatch.setattr(figures, "matrix_tally", lambda: (15, 15))
+    monkeypatch.setattr(matrix, "load_results", lambda source=None: record)
+    monkeypatch.setattr(figures, "matrix_tally", lambda source=None: (15, 15))
     monkeypatch.setattr(matrix.MATRIX_RESULTS.__class__, "exists", lambda self: True)
     cell = tables._matrix_cell()
     assert cell.startswith("15 of 15 targets clean")
@@ -214,3 +214,27 @@ def test_the_proof_table_names_the_targets_no_recorded_run_has(monkeypatch):
                          "x86_64-hotplug-no-device-clang, arm64-clang")
     rows = tables.matrix_table().rows
     assert [r[3] for r in rows][:1] == ["gcc W=1"] and rows[-1][3:] == ["", "not run"]
+
+
+def test_a_run_of_some_targets_amends_the_record_of_the_same_series(monkeypatch, tmp_path):
+    import json
+    record = tmp_path / "matrix.json"
+    monkeypatch.setattr(matrix, "MATRIX_RESULTS", record)
+    facts = {"date": "later", "host_cpu": "c", "commit": "new", "series": "s",
+             "provenance": {"series": {"product": "p1"}}}
+    monkeypatch.setattr(matrix, "_run_facts", lambda: dict(facts))
+    fixed = matrix.TargetResult("parisc64", True, [], "", 1.0)
+    assert not matrix.amend_results([fixed])          # nothing recorded
+    record.write_text(json.dumps({"date": "first", "commit": "old",
+                                  "provenance": {"series": {"product": "p1"}},
+                                  "targets": [{"target": "alpha", "ok": True, "new": []},
+                                              {"target": "parisc64", "ok": False,
+                                               "new": ["x"]}]}))
+    assert matrix.amend_results([fixed])
+    data = json.loads(record.read_text())
+    assert [(t["target"], t["ok"]) for t in data["targets"]] == [("alpha", True),
+                                                                 ("parisc64", True)]
+    assert data["date"] == "first" and data["amended"] == [
+        {"date": "later", "host_cpu": "c", "commit": "new", "targets": ["parisc64"]}]
+    facts["provenance"] = {"series": {"product": "p2"}}
+    assert not matrix.amend_results([fixed])          # other code: run them all

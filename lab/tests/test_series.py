@@ -90,7 +90,7 @@ COVER_WITH_PARTS = """Subject: [PATCH 0/5] mm: x
  - Part 1, patches 1-2: the first thing,
    on two lines.
  - Part 2, patches 3-4, RFC: the second.
- - Part 3, patches 5-5: the last
+ - Part 3, patch 5, RFC: the last, a part of one patch
 """
 
 

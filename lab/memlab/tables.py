@@ -493,7 +493,7 @@ def matrix_table() -> Table:
         res = by.get(name)
         verdict = "not run" if res is None else "ok" if res["ok"] else \
             (res["note"] or f"{len(res['new'])} new diagnostics")
-        checks = "" if res is None else res.get("checks", "gcc W=1")
+        checks = "" if res is None else matrix.TargetResult(**res).checks
         rows.append([name, f"{t.make_arch} {t.defconfig}", t.covers, checks, verdict])
     amended = "".join(f"; {', '.join(a['targets'])} re-run {a['date']}, {a['host_cpu']}, "
                       f"lab commit {a['commit']}" for a in data.get("amended", []))

@@ -221,7 +221,8 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
         variants = sc.variants(vcpus)
         row = rows[sc.name] = results.Row(
             metric=sc.metric, memory_gb=sc.scenario.memory_gb, pmem_gb=sc.scenario.pmem_gb,
-            env=sc.scenario.env, append=sc.scenario.command_line(sc.row.config),
+            env=sc.scenario.environment(sc.row.config),
+            append=sc.scenario.command_line(sc.row.config),
             samples={v.name: [] for v in variants},
             first_bind_us={v.name: [] for v in variants},
             first_bind_apart=sc.row.first_bind_apart, config=sc.row.config)

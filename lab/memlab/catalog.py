@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import arches, selftests, switches
-from .checks import (HMM_CHUNK_BYTES, HMM_DEVICE_THP_CASES, NUMA_NODE_CPUS, NUMA_NODES,
-                     check_boot_deferred, check_boot_memmap, check_dax_fs, check_devdax,
+from .checks import (HMM_CHUNK_BYTES, HMM_DEVICE_THP_CASES, HMM_SLOW_CASES, NUMA_NODE_CPUS,
+                     NUMA_NODES, check_boot_deferred, check_boot_memmap, check_dax_fs, check_devdax,
                      check_device_private, check_fast_paths, check_fault_inject,
                      check_gigantic, check_hmm_tests, check_kmem_online, check_numa,
                      check_pair, check_rebind_stress, check_rebinds, check_selftests,
@@ -93,7 +93,7 @@ FAST_PATHS = Scenario(
     memory_gb=3, pmem_gb=1, env={"SWITCH": "", "CPUS": str(FAST_PATHS_CPUS)},
     append=["mminit_loglevel=3", arches.TCG_CLEAR_STREAM], check=check_fast_paths,
     configs=(DEFER_CONFIG, arches.DEBIAN_CONFIG), cpu=arches.INTEL_TCG_CPU,
-    cpus=FAST_PATHS_CPUS, hot_adds=True)
+    cpus=FAST_PATHS_CPUS, tags_warn_on_base=True)
 
 
 def without(switch: switches.Switch) -> Scenario:
@@ -215,7 +215,7 @@ SCENARIOS: dict[str, Scenario] = {
                         f"{REBINDS} cycles of its blocks offlined, onlined and an eighth "
                         "filled and read back; offlined at the end",
             memory_gb=3, pmem_gb=1, env={"CYCLES": str(REBINDS)},
-            check=check_kmem_online, configs=ALL_CONFIGS, hot_adds=True,
+            check=check_kmem_online, configs=ALL_CONFIGS, tags_warn_on_base=True,
             bench=(BenchRow(
                 "kmem-online",
                 lambda b: f"memmap init per onlined memory block, {b.kmem_gb} GB dax kmem",
@@ -237,7 +237,7 @@ SCENARIOS: dict[str, Scenario] = {
             env={"CYCLES": str(REBINDS), "MEMMAP_ON_MEMORY": "1", "HVO": "1"},
             append=["memory_hotplug.memmap_on_memory=1"],
             check=check_kmem_online, configs=("lab", "vm", arches.DEBIAN_CONFIG), on_base=True,
-            hot_adds=True,
+            tags_warn_on_base=True,
             bench=(BenchRow(
                 "kmem-memmap-on-memory-debian",
                 lambda b: f"online_pages() per memory block, {b.kmem_gb} GB dax kmem with "
@@ -320,8 +320,9 @@ SCENARIOS: dict[str, Scenario] = {
                  "SPM_ADDR0": hex(HMM_COHERENT_START),
                  "SPM_ADDR1": hex(HMM_COHERENT_START + HMM_CHUNK_BYTES),
                  "COHERENT_LEFT_OUT": " ".join(HMM_DEVICE_THP_CASES)},
+            kasan_env={"SLOW_LEFT_OUT": " ".join(HMM_SLOW_CASES)},
             append=[f"memmap={2 * HMM_CHUNK_BYTES >> 20}M${HMM_COHERENT_START:#x}"],
-            check=check_hmm_tests, configs=HMM, on_base=True),
+            check=check_hmm_tests, configs=HMM, on_base=True, tags_warn_on_base=True),
         Scenario(
             name="hugetlb-init-on-alloc",
             script="hugetlb-zero",
@@ -357,7 +358,7 @@ SCENARIOS: dict[str, Scenario] = {
             memory_gb=3, virtio_mem_gb=2,
             env={"CYCLES": str(REBINDS), "PLUG_MIB": "1024"},
             check=check_virtio_mem, configs=VIRTIO_MEM, on_base=True,
-            hot_adds=True),
+            tags_warn_on_base=True),
         Scenario(
             name="fault-inject",
             script="fault-inject",
@@ -369,7 +370,7 @@ SCENARIOS: dict[str, Scenario] = {
                         "under way; no kmemleak report",
             memory_gb=3, pmem_gb=2, pmem_regions=2,
             env={"CPU_ROUNDS": str(CPU_OFFLINE_ROUNDS)},
-            check=check_fault_inject, configs=FAULTS, hot_adds=True, timeout=3600),
+            check=check_fault_inject, configs=FAULTS, tags_warn_on_base=True, timeout=3600),
         Scenario(
             name="mm-selftests",
             script="mm-selftests",

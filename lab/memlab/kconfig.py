@@ -79,7 +79,8 @@ def load_fragment(name: str, arch: str = arches.GUEST_ARCH, variant: str = "patc
     options whose symbols only one variant has (the series' KUnit suites
     exist in the patched tree only). A base other than the default may
     qualify each of them in its own directory, `configs/BASE/`, applied
-    last: what its series has not (yet) got, say.
+    last, and qualify every config of one variant there
+    (`configs/BASE/VARIANT.config`): what its series has not (yet) got, say.
     """
     if name in _seen:
         raise LabError(f"config include loop: {' -> '.join(_seen + (name,))}")
@@ -93,7 +94,7 @@ def load_fragment(name: str, arch: str = arches.GUEST_ARCH, variant: str = "patc
     specifics = [paths.CONFIGS / f"{name}.{q}.config" for q in (arch, variant)]
     if paths.BASE:
         specifics += [paths.of_base(paths.CONFIGS) / f"{q}.config"
-                      for q in (name, f"{name}.{arch}", f"{name}.{variant}")]
+                      for q in (variant, name, f"{name}.{arch}", f"{name}.{variant}")]
     for specific in specifics:
         if specific.exists():
             opts.update(parse(specific.read_text()))

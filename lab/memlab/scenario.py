@@ -14,9 +14,8 @@ from .postings import Reference
 # What a bench row says where no posting measured what it measures.
 NONE_POSTED = "none posted"
 # Those that check every page's allocation tag (MEM_ALLOC_PROFILING_DEBUG)
-# boot a scenario that hot-adds memory with the profiling off: 6.12.117
-# warned as onlining freed the first hot-added page, on base and patched
-# alike (docs/testing.md).
+# boot a scenario whose work the base kernel's checks warn on with the
+# profiling off (Scenario.tags_warn_on_base).
 PROFILING_OFF = "sysctl.vm.mem_profiling=0"
 
 
@@ -37,6 +36,7 @@ class ConfigsWith:
 
 
 TAG_CHECKING = ConfigsWith("CONFIG_MEM_ALLOC_PROFILING_DEBUG")
+KASAN = ConfigsWith("CONFIG_KASAN")
 
 
 @dataclass(frozen=True)
@@ -128,9 +128,14 @@ class Scenario:
     cpus: int = 2
     numa: tuple[guest.NumaNode, ...] = ()
     virtio_mem_gb: int = 0
-    # It onlines hot-added memory to the buddy allocator (dax kmem,
-    # virtio-mem): see TAG_CHECKING.
-    hot_adds: bool = False
+    # The base kernel's allocation tag checks warn on what it does, on base
+    # and patched alike: 6.12.117 as onlining frees the first hot-added page
+    # (dax kmem, virtio-mem), 7.2 as test_hmm frees the pieces of a split
+    # device-private THP (docs/testing.md). It boots the kernels that check
+    # (TAG_CHECKING) with the profiling off.
+    tags_warn_on_base: bool = False
+    # What its environment adds on the kernels built with KASAN.
+    kasan_env: dict[str, str] = field(default_factory=dict)
     timeout: int = guest.GuestSpec.timeout
     # Both kernels' runs (config, base, patched) weighed together, for a
     # scenario on_base: problems.
@@ -140,7 +145,8 @@ class Scenario:
         return guest.GuestSpec(variant=variant, config=config, script=self.script,
                                memory_gb=self.memory_gb, pmem_gb=self.pmem_gb,
                                pmem_regions=self.pmem_regions,
-                               accel=accel, env=resolve_env(self.env, variant, config),
+                               accel=accel,
+                               env=resolve_env(self.environment(config), variant, config),
                                append=self.command_line(config), cpu=self.cpu, cpus=self.cpus,
                                numa=self.numa, virtio_mem_gb=self.virtio_mem_gb,
                                timeout=self.timeout)
@@ -151,29 +157,36 @@ class Scenario:
 
     def command_line(self, config: str) -> list[str]:
         """What the guest's kernel command line adds on @config."""
-        if self.hot_adds and config in TAG_CHECKING.names():
+        if self.tags_warn_on_base and config in TAG_CHECKING.names():
             return [*self.append, PROFILING_OFF]
         return list(self.append)
 
-    def problems(self, con: Console) -> list[str]:
-        done = [] if con.result("done") == "1" else ["scenario did not report done=1"]
-        return done + self.check(con, self.env)
+    def environment(self, config: str) -> dict[str, str]:
+        """Its script's environment on @config."""
+        if self.kasan_env and config in KASAN.names():
+            return {**self.env, **self.kasan_env}
+        return dict(self.env)
 
-    def judge_console(self, con: Console) -> list[str]:
-        """The verdict on a console alone (a saved log: no exit code)."""
+    def problems(self, con: Console, config: str = "lab") -> list[str]:
+        done = [] if con.result("done") == "1" else ["scenario did not report done=1"]
+        return done + self.check(con, self.environment(config))
+
+    def judge_console(self, con: Console, config: str = "lab") -> list[str]:
+        """The verdict on a console alone (a saved log: no exit code) of a
+        run on @config."""
         if self.expect_failure:
             kinds = [f.kind for f in con.failures]
             return [] if self.expect_failure in kinds else \
                 [f"expected a {self.expect_failure} report on the console, saw {kinds or 'none'}"]
-        return [str(f) for f in con.failures] + self.problems(con)
+        return [str(f) for f in con.failures] + self.problems(con, config)
 
     def verdict(self, result: guest.GuestResult) -> list[str]:
         """Problems with a run of this scenario (empty: passed): the
         console's reports and the script's exit, then its own checks; for a
         runner self-test, whether the expected report came."""
         if self.expect_failure:
-            return self.judge_console(result.console)
-        return result.problems() + self.problems(result.console)
+            return self.judge_console(result.console, result.spec.config)
+        return result.problems() + self.problems(result.console, result.spec.config)
 
     def sized(self, memory_gb: int, pmem_gb: int = 0, **env: str) -> "Scenario":
         """The same scenario on another machine size and parameters."""

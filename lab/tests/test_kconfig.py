@@ -156,15 +156,16 @@ def test_upstream_warnings_keep_guests_off_where_they_would_fire():
     from memlab import catalog, scenario
     # The boot gigantic page's HVO warns under DEBUG_VM (6.12.117).
     assert catalog.get("hugetlb-1g-hvo").runs_on() == ("lab", "defer", "debian")
-    # Hot-added memory's first free warns under allocation tag checks: the
-    # guests that hot-add boot those kernels with the profiling off, only them.
+    # Hot-added memory's first free (6.12) and test_hmm's split device THPs
+    # (7.2) warn under allocation tag checks: those guests boot those kernels
+    # with the profiling off, only them.
     assert scenario.TAG_CHECKING.names() == ("debug",)
     assert scenario.PROFILING_OFF in catalog.get("kmem-online").spec("patched", "debug").append
     assert scenario.PROFILING_OFF not in catalog.get("kmem-online").spec("patched", "lab").append
     assert scenario.PROFILING_OFF not in catalog.get("hugetlb-1g").spec("patched", "debug").append
-    assert [n for n, sc in catalog.SCENARIOS.items() if sc.hot_adds] == [
-        "kmem-online", "kmem-memmap-on-memory", "virtio-mem", "fault-inject", "fast-paths",
-        *(f"without-{sw.name}" for sw in switches.SWITCHES)]
+    assert [n for n, sc in catalog.SCENARIOS.items() if sc.tags_warn_on_base] == [
+        "kmem-online", "kmem-memmap-on-memory", "hmm-tests", "virtio-mem", "fault-inject",
+        "fast-paths", *(f"without-{sw.name}" for sw in switches.SWITCHES)]
 
 
 def test_hvo_and_init_on_alloc_must_be_on_where_asked():
@@ -268,13 +269,15 @@ def test_a_debian_flavour_builds_only_for_its_architecture():
         build.debian_dotconfig("amd64_none_amd64", "arm64")
 
 
-def test_another_base_qualifies_a_fragment_from_its_own_directory(monkeypatch):
-    """configs/7.2/lab.patched.config: the 7.2 series has no clear_pages()
-    suite, so its patched lab kernel does not ask for one; the default
-    base's does."""
-    assert kconfig.load_fragment("lab", variant="patched")["CONFIG_CLEAR_PAGES_KUNIT_TEST"] == "y"
-    monkeypatch.setattr(kconfig.paths, "BASE", "7.2")
-    opts = kconfig.load_fragment("lab", variant="patched")
-    assert opts["CONFIG_CLEAR_PAGES_KUNIT_TEST"] == "n"
-    assert opts["CONFIG_MEMMAP_INIT_KUNIT_TEST"] == "y"
-    assert "CONFIG_CLEAR_PAGES_KUNIT_TEST" not in kconfig.load_fragment("lab", variant="base")
+def test_another_base_qualifies_a_variant_from_its_own_directory(monkeypatch):
+    """configs/7.2/patched.config: the 7.2 series has no clear_pages()
+    suite, so none of its patched kernels (lab, debug, debian) asks for
+    one; the default base's do."""
+    for name in ("lab", "debug", "debian"):
+        monkeypatch.setattr(kconfig.paths, "BASE", "")
+        assert kconfig.load_fragment(name, variant="patched")["CONFIG_CLEAR_PAGES_KUNIT_TEST"] == "y"
+        monkeypatch.setattr(kconfig.paths, "BASE", "7.2")
+        opts = kconfig.load_fragment(name, variant="patched")
+        assert opts["CONFIG_CLEAR_PAGES_KUNIT_TEST"] == "n", name
+        assert opts["CONFIG_MEMMAP_INIT_KUNIT_TEST"] == "y", name
+        assert "CONFIG_CLEAR_PAGES_KUNIT_TEST" not in kconfig.load_fragment(name, variant="base")

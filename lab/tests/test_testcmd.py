@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from memlab import catalog, checks, console, guest, testcmd
+from memlab import catalog, checks, console, guest, scenario, testcmd
 from conftest import DATA
 
 
@@ -137,6 +137,21 @@ def test_hmm_tests_may_leave_out_only_the_coherent_device_thp_cases():
     con.results.append({"hmm_left_out": "hmm.hmm_device_private.migrate_anon_huge_err"})
     assert sc.problems(con) == ["hmm-tests left out cases it may not: "
                                 "hmm.hmm_device_private.migrate_anon_huge_err"]
+
+
+def test_hmm_tests_leave_out_the_slow_cases_on_kasan_kernels_only():
+    """debug (KASAN) leaves the THP migration benchmark out on every device
+    and boots with allocation profiling off; lab keeps both."""
+    sc = catalog.get("hmm-tests")
+    assert sc.spec("patched", "debug").env["SLOW_LEFT_OUT"] == "benchmark_thp_migration"
+    assert "SLOW_LEFT_OUT" not in sc.spec("patched", "lab").env
+    assert scenario.PROFILING_OFF in sc.spec("base", "debug").append
+    assert scenario.PROFILING_OFF not in sc.spec("base", "lab").append
+    con = _result("guest-hmm-tests.log", 0).console
+    con.results.append({"hmm_slow_left_out": "benchmark_thp_migration"})
+    assert sc.problems(con, "debug") == []
+    assert sc.problems(con, "lab") == ["hmm-tests left out cases it may not: "
+                                       "benchmark_thp_migration"]
 
 
 def test_rebind_stress_check_compares_each_cycles_data():

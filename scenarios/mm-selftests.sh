@@ -46,7 +46,7 @@ run_suite() {  # run_suite DIR OUT SCRIPT [ARG...]
 run_suite "$work/mm" /tmp/run_vmtests.out ./run_vmtests.sh
 report_tap mm "$work/mm" /tmp/run_vmtests.out
 say selftests_mm_exit="$RC" \
-	selftests_mm_tests="$(grep -c -E '^(not )?ok [0-9]+ ' /tmp/run_vmtests.out || true)" \
+	selftests_mm_tests="$(tap_outcomes /tmp/run_vmtests.out | wc -l)" \
 	selftests_mm_plan="$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' /tmp/run_vmtests.out)"
 
 run_suite "$work/memory-hotplug" /tmp/mem-on-off-test.out ./mem-on-off-test.sh

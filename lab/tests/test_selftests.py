@@ -107,20 +107,21 @@ ok 4 mkdirty
 # ended on this run, as the file "rerun-N" of its directory tells (its
 # last line by default), after reading what it can of its input.
 RERUN_SCRIPT = """\
-[ "$1 $2" = "-t userfaultfd" ] || exit 2
+[ "$1" = -t ] && [ "$2" = userfaultfd ] || [ "$2" = thp ] || exit 2
 cat >/dev/null
 n=$(($(cat runs 2>/dev/null || echo 1) + 1)); echo $n > runs
 cat rerun-$n 2>/dev/null || tail -n 1 rerun-*
 """
 
 
-def report_tap(tests: Path, reruns: list[str]) -> subprocess.CompletedProcess[str]:
-    """The guest's report of VMTESTS_OUTPUT, its reruns ending as the TAP
-    lines RERUNS say."""
+def report_tap(tests: Path, reruns: list[str],
+               output: str = VMTESTS_OUTPUT) -> subprocess.CompletedProcess[str]:
+    """The guest's report of @output, its reruns ending as the TAP lines
+    @reruns say."""
     (tests / "run_vmtests.sh").write_text(RERUN_SCRIPT)
     for n, line in enumerate(reruns, start=2):
         (tests / f"rerun-{n}").write_text(f"# uffd output\n{line}\n")
-    (tests / "out").write_text(VMTESTS_OUTPUT)
+    (tests / "out").write_text(output)
     script = (f". {paths.SCENARIOS / 'lib.sh'}; . {paths.SCENARIOS / 'kselftest-report.sh'}; "
               f"report_tap mm {tests} {tests / 'out'}")
     return subprocess.run(["sh", "-euc", script], capture_output=True, text=True, check=False)
@@ -139,6 +140,16 @@ def test_a_flaky_test_reruns_its_category_until_it_passes_and_no_other_test_reru
         {"selftest": "mm:uffd-unit-tests", "outcome": "pass", "runs": "3"}, *OTHERS]
     assert "uffd-unit-tests failed; run 3 of 3: run_vmtests.sh -t userfaultfd" in out.stderr
     assert "cow failed" not in out.stderr
+
+
+def test_a_flaky_test_whose_name_has_spaces_reruns_its_category(tmp_path):
+    out = report_tap(tmp_path, ["ok 1 khugepaged\nok 2 khugepaged -s 2"],
+                     "ok 1 khugepaged\nnot ok 2 khugepaged -s 2 # exit=1\n")
+    assert out.returncode == 0, out.stderr
+    assert console.parse(out.stdout).results == [
+        {"selftest": "mm:khugepaged", "outcome": "pass", "runs": "1"},
+        {"selftest": "mm:khugepaged_-s_2", "outcome": "pass", "runs": "2"}]
+    assert "khugepaged -s 2 failed; run 2 of 3: run_vmtests.sh -t thp" in out.stderr
 
 
 @pytest.mark.parametrize("skipping_run", [2, 3])

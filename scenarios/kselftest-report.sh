@@ -51,14 +51,14 @@ rerun() {  # rerun DIR CATEGORY NAME
 # after its reruns.
 report_tap() {  # report_tap SUITE DIR FILE
 	tap_outcomes "$3" | while IFS='|' read -r outcome name; do
-		runs=1
+		runs=1 key=$(echo "$name" | tr ' ' '_')
 		if [ "$outcome" = fail ]; then
 			for flaky in $FLAKY; do
-				[ "${flaky#*:}" = "$(echo "$name" | tr ' ' '_')" ] || continue
+				[ "${flaky#*:}" = "$key" ] || continue
 				result=$(rerun "$2" "${flaky%%:*}" "$name")
 				outcome=${result% *} runs=${result#* }
 			done
 		fi
-		say selftest="$1:$(echo "$name" | tr ' ' '_')" outcome="$outcome" runs="$runs"
+		say selftest="$1:$key" outcome="$outcome" runs="$runs"
 	done
 }

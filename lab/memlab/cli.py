@@ -78,7 +78,8 @@ def _check(args: argparse.Namespace) -> int:
     except OSError as e:
         raise LabError(f"cannot read {log}: {e.strerror}") from None
     con = console.parse(text)
-    problems = sc.judge_console(con, args.config) if args.config in sc.runs_on() or not sc.runs_on() else \
+    runs_here = args.config in sc.runs_on() or not sc.runs_on()
+    problems = sc.judge_console(con, args.config) if runs_here else \
         [f"{sc.name} does not run on {args.config} (it runs on {', '.join(sc.runs_on())})"]
     print(f"scenario {sc.name} ({args.config}), {log}: "
           + ("ok" if not problems else "FAILED: " + "; ".join(problems)))

@@ -103,11 +103,11 @@ ok 4 mkdirty
 # ------------------------------
 """
 
-# A run_vmtests.sh that takes `-t userfaultfd` and says how uffd-unit-tests
-# ended on this run, as the file "rerun-N" of its directory tells (its
-# last line by default), after reading what it can of its input.
+# A run_vmtests.sh that takes `-t userfaultfd` or `-t thp` and says how the
+# flaky test ended on this run, as the file "rerun-N" of its directory
+# tells (its last line by default), after reading what it can of its input.
 RERUN_SCRIPT = """\
-[ "$1" = -t ] && [ "$2" = userfaultfd ] || [ "$2" = thp ] || exit 2
+case "$1 $2" in "-t userfaultfd" | "-t thp") ;; *) exit 2 ;; esac
 cat >/dev/null
 n=$(($(cat runs 2>/dev/null || echo 1) + 1)); echo $n > runs
 cat rerun-$n 2>/dev/null || tail -n 1 rerun-*

@@ -163,6 +163,13 @@ CITED_RUNS: dict[str, CitedRun] = {
                                                         "boot-memmap", "boot-memmap-free",
                                                         "boot-deferred"),
                                       kernel_base.MAINLINE),
+    # Debian's config, as "debian", with boot's memmap_init() and
+    # memblock_free_all() too.
+    "mainline-debian": CitedRun("icount", False, ("fsdax-rebind-debian",
+                                                  "kmem-memmap-on-memory-debian",
+                                                  "boot-deferred-debian",
+                                                  "boot-memmap-free-debian"),
+                                kernel_base.MAINLINE),
 }
 
 

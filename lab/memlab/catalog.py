@@ -283,7 +283,14 @@ SCENARIOS: dict[str, Scenario] = {
                 lambda b: f"deferred init of a node's memory, {b.boot_gb} GB guest, "
                           "Debian's config",
                 _boot_resized, NONE_POSTED, calls="deferred_inits",
-                full_only=True, label="debian: boot deferred init", config=arches.DEBIAN_CONFIG))),
+                full_only=True, label="debian: boot deferred init", config=arches.DEBIAN_CONFIG),
+                   BenchRow(
+                "boot-memmap-free-debian",
+                lambda b: f"memmap_init() and memblock_free_all() of boot memory, "
+                          f"{b.boot_gb} GB guest, Debian's config (the rest deferred)",
+                _boot_resized, NONE_POSTED, calls="boot_init_and_free",
+                full_only=True, label="debian: boot memmap_init() + memblock_free_all()",
+                config=arches.DEBIAN_CONFIG))),
         Scenario(
             name="numa-pmem",
             script="numa-pmem",

@@ -146,6 +146,43 @@ def speedup(rows: list[dict], group: str, faster: str, slower: str) -> float | N
     return b["median_s"] / a["median_s"] if a and b else None
 
 
+# The onlining groups and their memory block sizes.
+ONLINE_BLOCKS = {"online 128M": 128 << 20, "online 2G": 2 << 30}
+# mm/mm_init.c's MEMMAP_PLAIN_MAX_BYTES: the largest memmap of a range read
+# back as a whole that the kernel writes with plain stores.
+MEMMAP_PLAIN_MAX_BYTES = 8 << 20
+
+
+def kernel_online_choice(block_bytes: int, struct_page_size: int, checked: bool) -> str:
+    """The store kind the patched kernel's memmap_sections_path() picks for
+    a hot-added block left free: streamed at every size when nothing reads
+    it back; where its tails are checked on their first free
+    (check_fresh_pages), the size rule of ranges read back as a whole."""
+    if checked and block_bytes // 4096 * struct_page_size <= MEMMAP_PLAIN_MAX_BYTES:
+        return "plain"
+    return "stream"
+
+
+def online_policy(rows: list[dict], struct_page_size: int) -> list[dict]:
+    """For each onlining group and state of the checks the record has: the
+    one-pass variants' medians, the kernel's choice and how far it is from
+    the faster one (one thread)."""
+    by = {(r["group"], r["name"]): r for r in rows if r["threads"] == 1}
+    out = []
+    for group, block in ONLINE_BLOCKS.items():
+        for checked in (False, True):
+            suffix = "_checked" if checked else ""
+            plain = by.get((group, f"one_pass_plain{suffix}"))
+            stream = by.get((group, f"one_pass_stream{suffix}"))
+            if not plain or not stream:
+                continue
+            medians = {"plain": plain["median_s"], "stream": stream["median_s"]}
+            choice = kernel_online_choice(block, struct_page_size, checked)
+            out.append({"group": group, "checked": checked, **medians, "choice": choice,
+                        "over_best": medians[choice] / min(medians.values()) - 1})
+    return out
+
+
 def is_clear_run_group(group: str) -> bool:
     """One of the large-run clearing groups, whose rows are CLEAR_VARIANTS."""
     return group.startswith("clear ")

@@ -307,6 +307,30 @@ def native_hosts_table() -> Table:
                  [r[0] for r in out])
 
 
+def native_online_policy_table() -> Table:
+    """Each CPU measured: for a hot-added block left free, plain against
+    streamed stores without the checks of its tails on their first free,
+    and with them where the record has them, and the kernel's choice
+    against the faster."""
+    out = []
+    for source in sorted(native.HOSTS.glob("*.json")):
+        data, rows = native.load(source)
+        for p in native.online_policy(rows, data["meta"]["struct_page_size"]):
+            out.append([data["host_cpu"], NATIVE_ONLINE[p["group"]],
+                        "checked" if p["checked"] else "not checked",
+                        f"{1000 * p['plain']:.1f} ms", f"{1000 * p['stream']:.1f} ms",
+                        p["choice"], f"{100 * p['over_best']:+.1f}%"])
+    if not out:
+        raise LabError(f"{native.HOSTS.relative_to(paths.REPO)}: no record with the "
+                       "one-pass onlining rows (`memlab bench native`)")
+    caption = (f"{native.HOSTS.relative_to(paths.REPO)}/: one record per CPU, `memlab bench "
+               "native`; onlining the memmap of its device in one pass, medians, one thread; "
+               "the checked rows where the record has the checking walk")
+    return Table(caption, ["CPU", "blocks", "tails on their first free", "plain", "streamed",
+                           "kernel's choice", "choice against the faster"], out,
+                 [f"{r[0]} {r[1]} {r[2]}" for r in out])
+
+
 def _minutes(rec: RunRecord | None, name: str) -> str:
     step = rec.step(name) if rec else None
     return f"{step.seconds / 60:.1f}" if step else ""
@@ -655,6 +679,7 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
     "mainline": lambda: bases_bench_table("mainline", "icount-quick"),
     "mainline-hotplug-boot": lambda: bases_bench_table("mainline-hotplug-boot",
                                                        "hotplug-boot"),
+    "mainline-debian": lambda: bases_bench_table("mainline-debian", "debian"),
     "native-memmap": lambda: native_memmap_table(native.DOCUMENTED),
     "native-online": lambda: native_online_table(native.DOCUMENTED),
     "native-clear": lambda: native_clear_table(native.DOCUMENTED),
@@ -662,6 +687,7 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
     "native-clear-read-4k": lambda: native_clear_runs_table(native.DOCUMENTED, "read 4K"),
     "native-clear-read-run": lambda: native_clear_runs_table(native.DOCUMENTED, "read run"),
     "native-hosts": native_hosts_table,
+    "native-online-policy": native_online_policy_table,
     "references": references_table,
     "postings": postings_table,
     "ci": ci_table,
@@ -672,6 +698,8 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
     "breaks-matrix": lambda: breaks_table("matrix", broken="deliberate mistake"),
     "breaks-mainline": lambda: breaks_table(
         "kunit", paths.results_of(kernel_base.MAINLINE) / "breaks.json"),
+    "breaks-mainline-guests": lambda: breaks_table(
+        "guests", paths.results_of(kernel_base.MAINLINE) / "breaks.json"),
     "scenarios": scenarios_block,
     "matrix": matrix_table,
     "cli": cli_block,

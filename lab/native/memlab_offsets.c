@@ -16,6 +16,7 @@ int main(void)
 	DEFINE(STRUCT_PAGE_SIZE, sizeof(struct page));
 	OFFSET(PAGE_FLAGS, page, flags);
 	OFFSET(PAGE_LRU, page, lru);
+	OFFSET(PAGE_MAPPING, page, mapping);
 	OFFSET(PAGE_PGMAP, page, pgmap);
 	OFFSET(PAGE_ZONE_DEVICE_DATA, page, zone_device_data);
 	OFFSET(PAGE_MAPCOUNT, page, _mapcount);

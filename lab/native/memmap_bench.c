@@ -32,6 +32,12 @@
  *                   plain and stream writing the state of a free page
  *                   (refcount 0, not offline), and the free pass taking
  *                   only the head of each buddy block
+ *      one_pass_plain_checked, one_pass_stream_checked
+ *                   the same, and free_pages_prepare()'s checking walk
+ *                   over the tails of each buddy block, as where the page
+ *                   checks look at fresh pages on their first free: each
+ *                   tail's mapcount, mapping, refcount and flags read and
+ *                   compared (page_expected_state()), its flags cleared
  *    at 1 thread only (onlining is one thread), for a small and a large
  *    block: where the memmap stays in the caches for the second pass, and
  *    where it does not
@@ -298,14 +304,47 @@ static void online_free(unsigned char *block, size_t nr, int walk)
 	}
 }
 
+/*
+ * free_pages_prepare()'s walk over the tails of each buddy block where the
+ * page checks are on: page_expected_state() of each tail, then its flags
+ * cleared. The pages are in the free state, so any mismatch is the
+ * model's own bug and ends the benchmark.
+ */
+static void online_check_tails(unsigned char *block, size_t nr)
+{
+	size_t head, pfn, bad = 0;
+
+	for (head = 0; head < nr; head += BUDDY_PAGES) {
+		size_t end = nr - head < BUDDY_PAGES ? nr : head + BUDDY_PAGES;
+
+		for (pfn = head + 1; pfn < end; pfn++) {
+			unsigned char *p = block + pfn * STRUCT_PAGE_SIZE;
+			volatile uint64_t *flags = field64(p, PAGE_FLAGS);
+
+			bad += *(volatile int *)(p + PAGE_MAPCOUNT) != -1;
+			bad += *(volatile uint64_t *)field64(p, PAGE_MAPPING) != 0;
+			bad += *(volatile int *)(p + PAGE_REFCOUNT) != 0;
+			bad += (*flags & PAGE_FLAGS_PREP) != 0;
+			*flags &= ~PAGE_FLAGS_PREP;
+		}
+	}
+	if (bad) {
+		fprintf(stderr, "online_check_tails: %zu fresh tails not free\n", bad);
+		exit(1);
+	}
+}
+
 static size_t online_block;	/* bytes of memory per block in the online kernels */
 
-enum online_how { ONLINE_SLOW, ONLINE_PLAIN, ONLINE_STREAM, ONE_PASS_PLAIN, ONE_PASS_STREAM };
+enum online_how { ONLINE_SLOW, ONLINE_PLAIN, ONLINE_STREAM, ONE_PASS_PLAIN, ONE_PASS_STREAM,
+		  ONE_PASS_PLAIN_CHECKED, ONE_PASS_STREAM_CHECKED };
 
 static void online_blocks(unsigned char *buf, size_t bytes, enum online_how how)
 {
-	int one_pass = how == ONE_PASS_PLAIN || how == ONE_PASS_STREAM;
-	int stream = how == ONLINE_STREAM || how == ONE_PASS_STREAM;
+	int checked = how == ONE_PASS_PLAIN_CHECKED || how == ONE_PASS_STREAM_CHECKED;
+	int one_pass = how == ONE_PASS_PLAIN || how == ONE_PASS_STREAM || checked;
+	int stream = how == ONLINE_STREAM || how == ONE_PASS_STREAM ||
+		     how == ONE_PASS_STREAM_CHECKED;
 	size_t per = online_block / PAGE_SZ, off, nr;
 	uint64_t links = (uint64_t)2 << PAGE_ZONES_PGSHIFT;
 
@@ -320,6 +359,8 @@ static void online_blocks(unsigned char *buf, size_t bytes, enum online_how how)
 				online_init_slow(block + pfn * STRUCT_PAGE_SIZE, links, 0);
 		else
 			online_init_runs(block, nr, links, stream, one_pass);
+		if (checked)
+			online_check_tails(block, nr);
 		online_free(block, nr, !one_pass);
 	}
 }
@@ -347,6 +388,16 @@ static void online_one_pass_plain(unsigned char *buf, size_t bytes, int thread)
 static void online_one_pass_stream(unsigned char *buf, size_t bytes, int thread)
 {
 	online_blocks(buf, bytes, ONE_PASS_STREAM);
+}
+
+static void online_one_pass_plain_checked(unsigned char *buf, size_t bytes, int thread)
+{
+	online_blocks(buf, bytes, ONE_PASS_PLAIN_CHECKED);
+}
+
+static void online_one_pass_stream_checked(unsigned char *buf, size_t bytes, int thread)
+{
+	online_blocks(buf, bytes, ONE_PASS_STREAM_CHECKED);
 }
 
 static void clear_per_page(unsigned char *buf, size_t bytes, int thread)
@@ -808,6 +859,10 @@ int main(int argc, char **argv)
 			  128UL << 20 },
 			{ "online 128M", "one_pass_stream", online_one_pass_stream, memmap,
 			  128UL << 20 },
+			{ "online 128M", "one_pass_plain_checked", online_one_pass_plain_checked,
+			  memmap, 128UL << 20 },
+			{ "online 128M", "one_pass_stream_checked", online_one_pass_stream_checked,
+			  memmap, 128UL << 20 },
 			{ "online 2G", "slow", online_slow, memmap, 2UL << 30 },
 			{ "online 2G", "plain", online_plain, memmap, 2UL << 30 },
 			{ "online 2G", "stream", online_stream, memmap, 2UL << 30 },
@@ -815,6 +870,10 @@ int main(int argc, char **argv)
 			  2UL << 30 },
 			{ "online 2G", "one_pass_stream", online_one_pass_stream, memmap,
 			  2UL << 30 },
+			{ "online 2G", "one_pass_plain_checked", online_one_pass_plain_checked,
+			  memmap, 2UL << 30 },
+			{ "online 2G", "one_pass_stream_checked", online_one_pass_stream_checked,
+			  memmap, 2UL << 30 },
 		};
 
 		bench_rows(online, sizeof(online) / sizeof(online[0]), buf, 1);

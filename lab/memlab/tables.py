@@ -179,8 +179,8 @@ NATIVE_LOOPS = {
     ("limit", "movnti_fill"): "yardstick: MOVNTI fill",
     ("limit", "vector_nt_fill"): "yardstick: widest streaming fill",
 }
-NATIVE_ONLINE = {"online 128M": "in 128 MB blocks",
-                 "online 2G": "in 2 GB blocks"}
+NATIVE_ONLINE = {group: f"in {size >> 30} GB blocks" if size >= 1 << 30 else
+                 f"in {size >> 20} MB blocks" for group, size in native.ONLINE_BLOCKS.items()}
 NATIVE_CLEARS = {"per_4k": "clear_page() per 4 KiB page",
                  "run_2m": "clear_pages() in 2 MiB runs",
                  "run_1g": "clear_pages() as one 1 GiB run"}

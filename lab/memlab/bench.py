@@ -150,7 +150,7 @@ CITED_RUNS: dict[str, CitedRun] = {
                                                "boot-memmap", "boot-memmap-free",
                                                "boot-deferred")),
     "debian": CitedRun("icount", False, ("fsdax-rebind-debian", "kmem-memmap-on-memory-debian",
-                                         "boot-deferred-debian")),
+                                         "boot-deferred-debian", "boot-memmap-free-debian")),
     "wall": CitedRun("wall", False),
     # Mainline: icount-quick's rows that its series changes (not the
     # clearing, which mainline has), to set beside the default base's.
@@ -163,8 +163,7 @@ CITED_RUNS: dict[str, CitedRun] = {
                                                         "boot-memmap", "boot-memmap-free",
                                                         "boot-deferred"),
                                       kernel_base.MAINLINE),
-    # Debian's config, as "debian", with boot's memmap_init() and
-    # memblock_free_all() too.
+    # Debian's config, as "debian".
     "mainline-debian": CitedRun("icount", False, ("fsdax-rebind-debian",
                                                   "kmem-memmap-on-memory-debian",
                                                   "boot-deferred-debian",

@@ -142,33 +142,27 @@ class CitedRun:
     base: str = ""
 
 
+# The full-size hot-add and boot rows (deferred init has no quick row),
+# and the same work on Debian's config: cited on both bases.
+HOTPLUG_BOOT_ROWS = ("kmem-online", "kmem-online-pages", "boot-memmap", "boot-memmap-free",
+                     "boot-deferred")
+DEBIAN_ROWS = ("fsdax-rebind-debian", "kmem-memmap-on-memory-debian", "boot-deferred-debian",
+               "boot-memmap-free-debian")
+
 # The cited runs, by the name their templates give them.
 CITED_RUNS: dict[str, CitedRun] = {
     "icount": CitedRun("icount", False),
     "icount-quick": CitedRun("icount", True),
-    "hotplug-boot": CitedRun("icount", False, ("kmem-online", "kmem-online-pages",
-                                               "boot-memmap", "boot-memmap-free",
-                                               "boot-deferred")),
-    "debian": CitedRun("icount", False, ("fsdax-rebind-debian", "kmem-memmap-on-memory-debian",
-                                         "boot-deferred-debian", "boot-memmap-free-debian")),
+    "hotplug-boot": CitedRun("icount", False, HOTPLUG_BOOT_ROWS),
+    "debian": CitedRun("icount", False, DEBIAN_ROWS),
     "wall": CitedRun("wall", False),
     # Mainline: icount-quick's rows that its series changes (not the
     # clearing, which mainline has), to set beside the default base's.
     "mainline": CitedRun("icount", True, ("fsdax-rebind", "devdax-rebind", "kmem-online",
                                           "boot-memmap", "device-private"),
                           kernel_base.MAINLINE),
-    # Hot-add and boot at full size, as "hotplug-boot" (deferred init has
-    # no quick row).
-    "mainline-hotplug-boot": CitedRun("icount", False, ("kmem-online", "kmem-online-pages",
-                                                        "boot-memmap", "boot-memmap-free",
-                                                        "boot-deferred"),
-                                      kernel_base.MAINLINE),
-    # Debian's config, as "debian".
-    "mainline-debian": CitedRun("icount", False, ("fsdax-rebind-debian",
-                                                  "kmem-memmap-on-memory-debian",
-                                                  "boot-deferred-debian",
-                                                  "boot-memmap-free-debian"),
-                                kernel_base.MAINLINE),
+    "mainline-hotplug-boot": CitedRun("icount", False, HOTPLUG_BOOT_ROWS, kernel_base.MAINLINE),
+    "mainline-debian": CitedRun("icount", False, DEBIAN_ROWS, kernel_base.MAINLINE),
 }
 
 

@@ -52,14 +52,24 @@ class BenchScenario:
 
     def samples(self, con: Console) -> list[float]:
         """Microseconds per sample, from a parsed console."""
+        if self.row.wait:
+            return [w.us for w in self.row.wait.windows(con)]
         if self.row.result_ns:
             return [int(ns) / 1000.0 for ns in con.result_values(self.row.result_ns)]
         calls = getattr(con, self.row.calls)
         return [c.us for c in (calls[1:] if self.row.first_bind_apart else calls)]
 
+    def inside(self, con: Console) -> list[float]:
+        """A wait's samples: microseconds of each spent in the timed calls."""
+        wait = self.row.wait
+        return [wait.inside_us(con, w) for w in wait.windows(con)] if wait else []
+
     def pages(self, con: Console) -> set[int]:
-        """The page counts of the timed calls (none for a script's result)."""
-        return set() if self.row.result_ns else {c.pages for c in getattr(con, self.row.calls)}
+        """The page counts of the timed calls (none for a script's result or
+        a wait, whose sample is not one call)."""
+        if self.row.result_ns or self.row.wait:
+            return set()
+        return {c.pages for c in getattr(con, self.row.calls)}
 
     def first_bind_us(self, con: Console) -> float | None:
         if self.row.first_bind_apart and con.memmap_inits:
@@ -81,7 +91,10 @@ TIMING = ("memmap_init_zone_device(): ktime_get_ns() around its call in pagemap_
           "(lab patch 0003); boot: sched_clock() (the TSC) around memmap_init(), "
           "memblock_free_all() and each node's deferred init (lab patch 0004); hugetlb: "
           "the guest's perf_counter_ns() around each write() to nr_hugepages (a sample "
-          "each); udevd stopped before the timed work")
+          "each); a user's wait: the guest kernel's clock between the script's marks in "
+          "/dev/kmsg (virtio-mem: from the driver's line of the size asked), boot: from "
+          "its zero to the end of the last deferred init thread, with the time the timed "
+          "calls above ran inside it; udevd stopped before the timed work")
 
 
 def default_mode(base_image: Path) -> str:
@@ -94,6 +107,7 @@ def default_mode(base_image: Path) -> str:
 class Measured:
     """One boot's timings."""
     samples: list[float]            # microseconds
+    inside: list[float]             # a wait's: of each sample, in the timed calls
     first_bind_us: float | None
     release: str                    # the kernel's uname -r
     log: Path
@@ -117,8 +131,8 @@ def measure(sc: BenchScenario, variant: Variant, mode: str) -> Measured:
         # e.g. boot's sched_clock() before the TSC, where its calibration failed
         raise LabError(f"bench {sc.name} on {variant.name}: a timed call took 0 ns, its "
                        f"clock did not run (log {res.log})")
-    return Measured(xs, sc.first_bind_us(res.console), _kernel_release(res.log), res.log,
-                    sc.pages(res.console))
+    return Measured(xs, sc.inside(res.console), sc.first_bind_us(res.console),
+                    _kernel_release(res.log), res.log, sc.pages(res.console))
 
 
 def results_dir(mode: str, quick: bool, only: list[str] | None,
@@ -148,6 +162,9 @@ HOTPLUG_BOOT_ROWS = ("kmem-online", "kmem-online-pages", "boot-memmap", "boot-me
                      "boot-deferred")
 DEBIAN_ROWS = ("fsdax-rebind-debian", "kmem-memmap-on-memory-debian", "boot-deferred-debian",
                "boot-memmap-free-debian")
+# A user's whole waits on Debian's config, end to end.
+WAIT_ROWS = ("wait-daxctl-online-debian", "wait-create-namespace-debian",
+             "wait-virtio-mem-debian", "wait-boot-debian")
 
 # The cited runs, by the name their templates give them.
 CITED_RUNS: dict[str, CitedRun] = {
@@ -155,6 +172,7 @@ CITED_RUNS: dict[str, CitedRun] = {
     "icount-quick": CitedRun("icount", True),
     "hotplug-boot": CitedRun("icount", False, HOTPLUG_BOOT_ROWS),
     "debian": CitedRun("icount", False, DEBIAN_ROWS),
+    "waits": CitedRun("icount", False, WAIT_ROWS),
     "wall": CitedRun("wall", False),
     # Mainline: icount-quick's rows that its series changes (not the
     # clearing, which mainline has), to set beside the default base's.
@@ -224,6 +242,7 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
             env=sc.scenario.environment(sc.row.config),
             append=sc.scenario.command_line(sc.row.config),
             samples={v.name: [] for v in variants},
+            inside_us={v.name: [] for v in variants} if sc.row.wait else {},
             first_bind_us={v.name: [] for v in variants},
             first_bind_apart=sc.row.first_bind_apart, config=sc.row.config)
         pages[sc.name] = {v.name: set() for v in variants}
@@ -233,6 +252,8 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
                     f"({time.monotonic() - start:.0f}s elapsed)")
                 m = measure(sc, variant, mode)
                 row.samples[variant.name] += m.samples
+                if sc.row.wait:
+                    row.inside_us[variant.name] += m.inside
                 pages[sc.name][variant.name] |= m.pages
                 if m.first_bind_us is not None:
                     row.first_bind_us[variant.name].append(m.first_bind_us)

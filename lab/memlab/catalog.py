@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from . import arches, selftests, switches
+from . import arches, guest, selftests, switches, waits
 from .checks import (HMM_CHUNK_BYTES, HMM_DEVICE_THP_CASES, HMM_SLOW_CASES, NUMA_NODE_CPUS,
-                     NUMA_NODES, check_boot_deferred, check_boot_memmap, check_dax_fs, check_devdax,
+                     NUMA_NODES, check_boot_deferred, check_boot_memmap,
+                     check_boot_two_nodes, check_dax_fs, check_devdax,
                      check_device_private, check_fast_paths, check_fault_inject,
                      check_gigantic, check_hmm_tests, check_kmem_online, check_numa,
                      check_pair, check_rebind_stress, check_rebinds, check_selftests,
+                     check_user_wait,
                      check_virtio_mem, check_zeroing, compare_selftests)
 from .runner import LabError
 from .scenario import NONE_POSTED, BenchRow, BenchSizes, ConfigsWith, Scenario
@@ -79,6 +81,60 @@ def _debian_boot_resized(sc: Scenario, b: BenchSizes) -> Scenario:
     # defers: with nokaslr every boot times the same work.
     resized = _boot_resized(sc, b)
     return replace(resized, append=[*resized.append, "nokaslr"])
+
+
+def _user_wait_resized(sc: Scenario, b: BenchSizes) -> Scenario:
+    # Only what the user waits for at full size: the memory used after it
+    # is the test's, not the row's.
+    sized = sc.sized(4, 0 if sc.virtio_mem_gb else
+                     (b.pmem_gb if sc.env["WAIT"] == "create-namespace" else b.kmem_gb),
+                     PLUG_MIB=str(b.kmem_gb * 1024), FILL_MIB="64")
+    return replace(sized, virtio_mem_gb=b.kmem_gb if sc.virtio_mem_gb else 0)
+
+
+def _two_nodes(gb: int) -> tuple[guest.NumaNode, ...]:
+    return (guest.NumaNode(gb // 2, "0"), guest.NumaNode(gb - gb // 2))
+
+
+def _boot_two_nodes_resized(sc: Scenario, b: BenchSizes) -> Scenario:
+    return replace(_debian_boot_resized(sc, b), numa=_two_nodes(b.boot_gb))
+
+
+# Under -icount (sleep=off) a halted vCPU's clock jumps to its next timer:
+# a user's wait for the host (the guest's files are the host's, over 9p)
+# took seconds of guest time, and the housekeeping of the timers met on
+# the way added to its busy time. Polling instead keeps the guest's clock
+# running at the pace of its instructions while the host answers, and
+# userwait.py leaves that idle time out.
+USER_WAIT_IDLE = "idle=poll"
+
+
+def _user_wait(wait: str, description: str, pmem_gb: int = 0,
+               virtio_mem_gb: int = 0) -> Scenario:
+    """A scenario of user-wait.sh, small for the test suite (Debian's
+    config), and its bench row at full size."""
+    return Scenario(
+        name=f"wait-{wait}", script="user-wait",
+        description=description + " (the wait marked on the kernel's clock)",
+        memory_gb=3, pmem_gb=pmem_gb, virtio_mem_gb=virtio_mem_gb,
+        env={"WAIT": wait, "PLUG_MIB": "1024"}, append=[USER_WAIT_IDLE],
+        check=check_user_wait,
+        configs=(arches.DEBIAN_CONFIG,),
+        bench=(BenchRow(f"wait-{wait}-debian", lambda b: WAIT_METRICS[wait](b),
+                        _user_wait_resized, NONE_POSTED, full_only=True,
+                        label=f"debian: {wait} wait", config=arches.DEBIAN_CONFIG,
+                        wait=waits.BY_KIND[wait]),))
+
+
+# What the user waits for, in the bench's words.
+WAIT_METRICS = {
+    "daxctl-online": lambda b: f"`daxctl online-memory` of {b.kmem_gb} GB of dax kmem "
+                               "memory until every block is online, Debian's config",
+    "create-namespace": lambda b: f"`ndctl create-namespace` of {b.pmem_gb} GB of fsdax "
+                                  "(map=dev) until its block device is there, Debian's config",
+    "virtio-mem": lambda b: f"a virtio-mem device plugged from 0 to {b.kmem_gb} GB until "
+                            "MemTotal shows it, Debian's config",
+}
 
 
 def _gigantic_resized(sc: Scenario, b: BenchSizes) -> Scenario:
@@ -300,6 +356,26 @@ SCENARIOS: dict[str, Scenario] = {
                 _debian_boot_resized, NONE_POSTED, calls="boot_init_and_free",
                 full_only=True, label="debian: boot memmap_init() + memblock_free_all()",
                 config=arches.DEBIAN_CONFIG))),
+        _user_wait("daxctl-online", "a 1 GB pmem region as devdax, added as system RAM "
+                   "offline, then `daxctl online-memory` until every block is online",
+                   pmem_gb=1),
+        _user_wait("create-namespace", "`ndctl create-namespace` of a 1 GB fsdax namespace "
+                   "(map=dev) until its block device is there", pmem_gb=1),
+        _user_wait("virtio-mem", "a 1 GB virtio-mem device plugged from empty through "
+                   "QEMU's monitor until MemTotal shows it", virtio_mem_gb=1),
+        Scenario(
+            name="wait-boot",
+            script="boot-memmap",
+            description="boot of a two-node guest (a CPU each) until the last node's "
+                        "deferred init thread is done, on the kernel's clock",
+            memory_gb=4, numa=_two_nodes(4), append=["nokaslr"], check=check_boot_two_nodes,
+            configs=(arches.DEBIAN_CONFIG,),
+            bench=(BenchRow(
+                "wait-boot-debian",
+                lambda b: f"boot of a two-node guest with {b.boot_gb} GB until the last "
+                          "deferred init thread is done, Debian's config (nokaslr)",
+                _boot_two_nodes_resized, NONE_POSTED, full_only=True,
+                label="debian: boot wait", config=arches.DEBIAN_CONFIG, wait=waits.BOOT),)),
         Scenario(
             name="numa-pmem",
             script="numa-pmem",

@@ -4,7 +4,7 @@ when the run passed. The facts a verdict weighs a run against (page size,
 the NUMA guest's layout, test_hmm's chunk) live here with it."""
 from __future__ import annotations
 
-from . import guest, selftests, switches
+from . import guest, selftests, switches, waits
 from .console import Console
 from .runner import say
 
@@ -374,6 +374,17 @@ def check_boot_deferred(con: Console, env: dict[str, str]) -> list[str]:
     return problems
 
 
+def check_boot_two_nodes(con: Console, env: dict[str, str]) -> list[str]:
+    """The boot a user waits for on a two-node machine: deferred init's
+    checks, a thread's line from each node, and the wait found."""
+    problems = check_boot_deferred(con, env) + waits.BOOT.problems(con)
+    if con.result("memory_nodes") != "2" or len(con.deferred_inits) != 2:
+        problems.append(f"expected two memory nodes with a deferred init thread each, saw "
+                        f"{con.result('memory_nodes')} nodes and {len(con.deferred_inits)} "
+                        "threads")
+    return problems
+
+
 # The NUMA guest: nodes 0 and 1 with two CPUs each, node 2 memory only;
 # QEMU lays the nodes out in order, so the two pmem regions (the first at
 # 4 GB, the second past a gap) fall on node 1 and on node 2.
@@ -498,6 +509,35 @@ def check_gigantic(con: Console, env: dict[str, str]) -> list[str]:
     if allocs and boot_free != str(freed):
         problems.append(f"freeing the boot page moved the count of memmap pages by "
                         f"{boot_free}, expected {freed}")
+    return problems
+
+
+def check_user_wait(con: Console, env: dict[str, str]) -> list[str]:
+    """One of the user's waits (user-wait.sh, WAIT): marked once on the
+    kernel's clock, and the work it waited for done in it: every new
+    block onlined over all its pages (daxctl-online: the region's,
+    virtio-mem: PLUG_MIB), or one ZONE_DEVICE memmap init
+    (create-namespace)."""
+    kind = env["WAIT"]
+    wait = waits.BY_KIND[kind]
+    problems = wait.problems(con)
+    if problems:
+        return problems
+    window = wait.windows(con)[0]
+    # The last online may return after MemTotal showed its pages.
+    inside = [c for name in wait.calls for c in getattr(con, name)
+              if c.start_s < window.end_s and window.start_s < c.end_s]
+    if kind == "create-namespace":
+        if len(inside) != 1 or len(con.memmap_inits) != 1:
+            problems.append(f"expected one memmap init, inside the wait: saw "
+                            f"{len(con.memmap_inits)}, {len(inside)} inside")
+        return problems
+    plugged = (int(env["PLUG_MIB"]) << 20 if kind == "virtio-mem"
+               else (_int(con.result("blocks")) or 0) * (_int(con.result("block_bytes")) or 0))
+    onlined = sum(c.pages for c in inside) * PAGE_SIZE
+    if not plugged or onlined != plugged or len(inside) != len(con.onlines):
+        problems.append(f"{plugged} bytes added, {onlined} onlined inside the wait "
+                        f"({len(inside)} of {len(con.onlines)} online_pages() calls)")
     return problems
 
 

@@ -55,6 +55,12 @@ _DEFERRED = re.compile(r"deferred_init_memmap: node (?P<node>\d+): (?P<pages>\d+
 # x86's line when it is done.
 _CPU_GOING_OFFLINE = re.compile(r"memlab: CPU (?P<cpu>\d+) going offline")
 _CPU_OFFLINE = re.compile(r"CPU (?P<cpu>\d+) is now offline")
+# A guest script's mark on the kernel's clock, with the CPUs' idle time so
+# far (scenarios/userwait.py).
+_MARK = re.compile(r"memlab: mark (?P<name>\w+) idle_ns=(?P<idle>\d+)$")
+# virtio-mem's line as it reads a new size the device asks for (also at
+# probe).
+_VIRTIO_MEM_SIZE = re.compile(r"virtio_mem \S+: requested size: 0x(?P<hex>[0-9a-f]+)$")
 _RESULT = re.compile(r"^MEMLAB (?P<body>.*)$")
 _KV = re.compile(r"(\w+)=(\S*)")
 
@@ -93,6 +99,14 @@ class MemmapInit:
     def overlaps(self, other: "MemmapInit") -> bool:
         """Whether the two calls ran at the same time, at least in part."""
         return self.start_s < other.end_s and other.start_s < self.end_s
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A point a guest script marked on the kernel's clock."""
+    name: str
+    ts: float           # console timestamp
+    idle_ns: int        # the CPUs' idle time so far
 
 
 @dataclass(frozen=True)
@@ -138,6 +152,10 @@ class Console:
     deferred_inits: list[MemmapInit] = field(default_factory=list)
     # Each CPU taken offline: (CPU, console timestamp of the start, of the end).
     cpu_offlines: list[tuple[int, float, float]] = field(default_factory=list)
+    # A script's marks.
+    marks: list[Mark] = field(default_factory=list)
+    # Each size a virtio-mem device asked for: (bytes, console timestamp).
+    virtio_mem_sizes: list[tuple[int, float]] = field(default_factory=list)
     results: list[dict[str, str]] = field(default_factory=list)
 
     @property
@@ -210,6 +228,14 @@ def parse(text: str, kunit_lines_fail: bool = False, bare: bool = False) -> Cons
         mcl = _CLEAR.search(msg)
         if mcl:
             con.clear_pages_large = mcl.group("how")
+            continue
+        mk = _MARK.search(msg)
+        if mk:
+            con.marks.append(Mark(mk.group("name"), ts, int(mk.group("idle"))))
+            continue
+        mv = _VIRTIO_MEM_SIZE.search(msg)
+        if mv:
+            con.virtio_mem_sizes.append((int(mv.group("hex"), 16), ts))
             continue
         mc = _CPU_GOING_OFFLINE.search(msg)
         if mc:

@@ -3,7 +3,8 @@ the documents are written (documents.py). A template names one as
 `{{KIND:ARG:...}}`:
 
 - `{{bench:RUN:ROW:median:VARIANT}}`, `ratio`, `ratio:VARIANT:OVER`,
-  `per_page:VARIANT`, `n:VARIANT`: a row of the cited run RUN (bench.CITED_RUNS);
+  `per_page:VARIANT`, `n:VARIANT`, `share:VARIANT` (a user's wait: the share of
+  memmap init and handover): a row of the cited run RUN (bench.CITED_RUNS);
 - `{{native:GROUP:NAME:THREADS:FIELD}}` (FIELD: ms, gbps, pct) and
   `{{native-ratio:GROUP:NAME:THREADS:GROUP:NAME:THREADS}}`: the documented CPU's
   native record (native.DOCUMENTED);
@@ -83,6 +84,11 @@ def _bench(d: str, row_name: str, what: str, *args: str) -> str:
         return f"{p:.1f}"
     if what == "n":
         return str(len(row.samples.get(args[0], [])))
+    if what == "share":
+        sh = row.share(args[0])
+        if sh is None:
+            raise LabError(f"results/{d} {row_name}: no share of a wait for {args[0]}")
+        return f"{100 * sh:.0f}%"
     raise LabError(f"bench figure: unknown field {what!r}")
 
 

@@ -14,9 +14,10 @@ FLOORS: dict[str, tuple[str, ...]] = {
     "kernel": ("kernel_base", "archive", "sources", "series", "arches", "kconfig",
                "kernel_tree", "provenance", "build", "checkpatch", "uploads", "package"),
     # The machines: guests and their consoles, the accelerator, KUnit boots,
-    # the selftests, the scenarios and their verdicts, the Debian image.
+    # the selftests, a user's waits, the scenarios and their verdicts, the
+    # Debian image.
     "machines": ("console", "monitor", "selftests", "guest", "accel", "kunit_runner",
-                 "switches", "checks", "scenario", "catalog", "debian_image"),
+                 "switches", "waits", "checks", "scenario", "catalog", "debian_image"),
     # The verbs: what a command does, and the grammar of the command line.
     "verbs": ("report", "native", "matrix", "bench", "testcmd", "ci", "demo", "commands"),
     # The documents: their figures, tables and plots, and their writing.

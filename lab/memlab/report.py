@@ -3,9 +3,10 @@ The documents' tables are tables.py's, written by documents.py."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from . import deps, paths
-from .results import BASE, ONE_THREAD, ONE_THREAD_ARG, PATCHED, REPEATABLE, Result, Stats
+from .results import BASE, ONE_THREAD, ONE_THREAD_ARG, PATCHED, REPEATABLE, Result, Row, Stats
 from .runner import LabError, run_quiet
 from .catalog import bench_rows
 
@@ -55,20 +56,40 @@ def parallel_markdown(result: Result) -> list[str]:
             "|---|---:|---:|---:|---:|---|---|---:|", *rows]
 
 
+def _both_kernels(result: Result, figure: Callable[[Row, str], float | None],
+                  cells: Callable[[Row, float, float], list[str]], intro: str,
+                  header: list[str]) -> list[str]:
+    """A section of the rows that have @figure on base and patched."""
+    rows = []
+    for name, row in result.rows.items():
+        b, p = figure(row, BASE), figure(row, PATCHED)
+        if b is not None and p is not None:
+            rows.append("| " + " | ".join([name, *cells(row, b, p)]) + " |")
+    if not rows:
+        return []
+    return ["", intro, "", "| " + " | ".join(header) + " |",
+            "|---|" + "---:|" * (len(header) - 1), *rows]
+
+
 def per_page_markdown(result: Result) -> list[str]:
     """Under -icount a nanosecond is an instruction: the medians per struct
     page, for rows whose timed calls all cover the same number of pages."""
     if result.mode != "icount":
         return []
-    rows = []
-    for name, row in result.rows.items():
-        b, p = row.per_page(BASE), row.per_page(PATCHED)
-        if b is not None and p is not None:
-            rows.append(f"| {name} | {row.pages_per_call[0]} | {b:.1f} | {p:.1f} |")
-    if not rows:
-        return []
-    return ["", "Instructions per struct page (icount: 1 ns = 1 instruction), medians:", "",
-            "| scenario | pages per call | base | patched |", "|---|---:|---:|---:|", *rows]
+    return _both_kernels(
+        result, Row.per_page,
+        lambda row, b, p: [str(row.pages_per_call[0]), f"{b:.1f}", f"{p:.1f}"],
+        "Instructions per struct page (icount: 1 ns = 1 instruction), medians:",
+        ["scenario", "pages per call", "base", "patched"])
+
+
+def waits_markdown(result: Result) -> list[str]:
+    """A user's whole waits: the share of each spent in memmap init and the
+    handover to the buddy allocator (the lab patches' timed calls)."""
+    return _both_kernels(
+        result, Row.share, lambda row, b, p: [f"{100 * b:.1f}%", f"{100 * p:.1f}%"],
+        "Share of each wait in memmap init and the handover to the buddy allocator "
+        "(the timed calls inside it), medians:", ["scenario", "base", "patched"])
 
 
 def markdown(result: Result) -> str:
@@ -95,6 +116,7 @@ def markdown(result: Result) -> str:
         lines += [f"- {key}: {', '.join(f'{m:.1f}' for m in r.round_medians)} us, "
                   f"spread {100 * r.spread:.2f}%" for key, r in result.repeatability.items()]
     lines += per_page_markdown(result)
+    lines += waits_markdown(result)
     lines += parallel_markdown(result)
     return "\n".join(lines) + "\n"
 

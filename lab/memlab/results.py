@@ -56,6 +56,9 @@ class Row:
     logs: list[str] = field(default_factory=list)
     unit: str = "us"
     config: str = "lab"     # the kernels' config (configs/<config>.config)
+    # A user's wait: of each sample, the microseconds spent in memmap init
+    # and the handover to the buddy allocator (waits.py).
+    inside_us: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def stats(self) -> dict[str, Stats | None]:
@@ -73,6 +76,12 @@ class Row:
         """patched/base of the medians (or any two variants)."""
         top, bottom = self.median(variant), self.median(over)
         return top / bottom if top is not None and bottom else None
+
+    def share(self, variant: str) -> float | None:
+        """A wait's median share of memmap init and handover."""
+        shares = [inside / wait for inside, wait in
+                  zip(self.inside_us.get(variant, []), self.samples.get(variant, [])) if wait]
+        return statistics.median(shares) if shares else None
 
     def per_page(self, variant: str) -> float | None:
         """Median time per struct page, where every timed call covered the
@@ -140,7 +149,8 @@ class Result:
             first_bind_us=r.get("first_bind_us", {}),
             first_bind_apart=r.get("first_bind_stats") is not None,
             pages_per_call=r.get("pages_per_call", []), logs=r.get("logs", []),
-            unit=r.get("unit", "us"), config=r.get("config", "lab"))
+            unit=r.get("unit", "us"), config=r.get("config", "lab"),
+            inside_us=r.get("inside_us", {}))
             for name, r in data["scenarios"].items()}
         rep = data.get("repeatability")
         return Result(

@@ -10,6 +10,7 @@ from typing import Callable
 from . import arches, guest, kconfig, paths, postings
 from .console import Console
 from .postings import Reference
+from .waits import Wait
 
 # What a bench row says where no posting measured what it measures.
 NONE_POSTED = "none posted"
@@ -93,6 +94,9 @@ class BenchRow:
     label: str = ""
     # The config of the base and patched kernels the row boots.
     config: str = "lab"
+    # A user's whole wait (waits.py): each sample is its window on the
+    # guest kernel's clock, with the timed calls' share of it.
+    wait: Wait | None = None
 
     @property
     def reference(self) -> Reference | str:

@@ -123,6 +123,27 @@ def bench_table(source: Path, names: list[str] | None = None, per_page: bool = F
                  trailing_text=int(references))
 
 
+def waits_table(source: Path) -> Table:
+    """A user's whole waits: base, patched and patched/base, and on each
+    kernel the share of memmap init and handover and the rest of the wait
+    (where the next bottleneck lies)."""
+    result = Result.load(source)
+    header = ["the user waits for", "base", "patched", "patched/base",
+              "memmap init + handover: base", "patched", "the rest: base", "patched"]
+    rows = []
+    for name, row in result.rows.items():
+        shares = {v: row.share(v) for v in (BASE, PATCHED)}
+        rest = {v: (1 - sh) * m for v in (BASE, PATCHED)
+                if (sh := shares[v]) is not None and (m := row.median(v)) is not None}
+        rows.append([_row_label(row), _median(row, BASE), _median(row, PATCHED),
+                     _ratio(row.ratio()),
+                     *(f"{100 * sh:.0f}%" if (sh := shares[v]) is not None else "n/a"
+                       for v in (BASE, PATCHED)),
+                     *(duration(rest[v], max(rest.values())) if v in rest else "n/a"
+                       for v in (BASE, PATCHED))])
+    return Table(_bench_caption(source, result), header, rows, _labels(list(result.rows)))
+
+
 def bases_bench_table(other: str, default: str) -> Table:
     """The rows of cited run @other, on another kernel base, beside the
     same rows of cited run @default (the default base) and the postings:
@@ -675,6 +696,7 @@ BLOCKS: dict[str, Callable[[], Table | list[str]]] = {
     "hotplug-boot": lambda: bench_table(bench.cited_dir("hotplug-boot") / "bench.json",
                                         per_page=True),
     "debian": lambda: bench_table(bench.cited_dir("debian") / "bench.json", per_page=True),
+    "waits": lambda: waits_table(bench.cited_dir("waits") / "bench.json"),
     "wall": lambda: parallel_table(bench.cited_dir("wall") / "bench.json"),
     "mainline": lambda: bases_bench_table("mainline", "icount-quick"),
     "mainline-hotplug-boot": lambda: bases_bench_table("mainline-hotplug-boot",

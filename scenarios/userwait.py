@@ -1,22 +1,24 @@
 """A user's wait, marked on the guest kernel's clock for the bench.
 
-  userwait.py run COMMAND [ARG...]    run COMMAND between the marks
-                                      wait_starts and wait_ends
+  userwait.py run ROOT COMMAND [ARG...]
+                                      run COMMAND, chrooted in ROOT, between
+                                      the marks wait_starts and wait_ends
   userwait.py memtotal BYTES KB TIMEOUT_S
-                                      ask the host for a virtio-mem size
+                                      mark wait_starts, ask the host for a
+                                      virtio-mem size
                                       ("MEMLAB virtio_mem_request=BYTES";
                                       the host sets the device's
                                       requested-size through QEMU's monitor),
                                       then read MemTotal every millisecond
-                                      until it is KB and mark wait_ends
+                                      until it is at least KB and mark
+                                      wait_ends
 
 Each mark ("memlab: mark NAME idle_ns=N" in /dev/kmsg) carries the time
-the CPUs have been idle so far (/proc/timer_list), read just before the
-start mark and just after the end mark: the idle time inside the wait is
-their difference: the time the guest waited for the host (its files
-are the host's, over 9p), which the bench leaves out of the wait. One
-process reads, marks and waits: no fork or exec between a read and its
-mark."""
+the CPUs had been idle when it was written (/proc/timer_list): how long
+the guest idled inside the wait is the difference. One process reads,
+marks and waits, and reads no file from the host inside the wait (the
+guest's files are the host's, over 9p)."""
+import os
 import subprocess
 import sys
 import time
@@ -40,35 +42,41 @@ def mark(name: str, idle: int) -> None:
         kmsg.write(f"memlab: mark {name} idle_ns={idle}\n")
 
 
-def mem_total_kb() -> int:
-    with open("/proc/meminfo") as f:
-        return int(f.readline().split()[1])
+def mem_total_kb(meminfo: int) -> int:
+    """MemTotal, from /proc/meminfo open as @meminfo (its first line)."""
+    return int(os.pread(meminfo, 64, 0).split()[1])
 
 
-def run(command: list[str]) -> int:
+def run(root: str, command: list[str]) -> int:
+    def enter_root() -> None:
+        os.chroot(root)
+        os.chdir("/")
+
     mark("wait_starts", idle_ns())
-    code = subprocess.call(command, stdout=subprocess.DEVNULL)
-    idle = idle_ns()
-    mark("wait_ends", idle)
+    code = subprocess.call(command, stdout=subprocess.DEVNULL, preexec_fn=enter_root)
+    mark("wait_ends", idle_ns())
     return code
 
 
 def memtotal(size: int, want_kb: int, timeout_s: int) -> int:
+    meminfo = os.open("/proc/meminfo", os.O_RDONLY)
+    mark("wait_starts", idle_ns())
     print(f"MEMLAB virtio_mem_request={size}", flush=True)
     deadline = time.monotonic() + timeout_s
-    while mem_total_kb() != want_kb:
+    while mem_total_kb(meminfo) < want_kb:
         if time.monotonic() > deadline:
-            print(f"MEMLAB memtotal_kb={mem_total_kb()} want_kb={want_kb}", flush=True)
+            print(f"MEMLAB memtotal_kb={mem_total_kb(meminfo)} want_kb={want_kb}",
+                  flush=True)
             return 1
         time.sleep(POLL_S)
     mark("wait_ends", idle_ns())
-    print(f"MEMLAB memtotal_kb={want_kb}", flush=True)
+    print(f"MEMLAB memtotal_kb={mem_total_kb(meminfo)}", flush=True)
     return 0
 
 
 def main() -> int:
-    if sys.argv[1:2] == ["run"] and len(sys.argv) > 2:
-        return run(sys.argv[2:])
+    if sys.argv[1:2] == ["run"] and len(sys.argv) > 3:
+        return run(sys.argv[2], sys.argv[3:])
     if sys.argv[1:2] == ["memtotal"] and len(sys.argv) == 5:
         return memtotal(*(int(a) for a in sys.argv[2:5]))
     print(__doc__, file=sys.stderr)

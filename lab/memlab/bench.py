@@ -64,6 +64,11 @@ class BenchScenario:
         wait = self.row.wait
         return [wait.inside_us(con, w) for w in wait.windows(con)] if wait else []
 
+    def idle(self, con: Console) -> list[float]:
+        """A wait's samples: microseconds the guest idled in each window."""
+        return [w.idle_us for w in self.row.wait.windows(con)
+                if w.idle_us is not None] if self.row.wait else []
+
     def pages(self, con: Console) -> set[int]:
         """The page counts of the timed calls (none for a script's result or
         a wait, whose sample is not one call)."""
@@ -92,9 +97,9 @@ TIMING = ("memmap_init_zone_device(): ktime_get_ns() around its call in pagemap_
           "memblock_free_all() and each node's deferred init (lab patch 0004); hugetlb: "
           "the guest's perf_counter_ns() around each write() to nr_hugepages (a sample "
           "each); a user's wait: the guest kernel's clock between the script's marks in "
-          "/dev/kmsg (virtio-mem: from the driver's line of the size asked), boot: from "
-          "its zero to the end of the last deferred init thread, with the time the timed "
-          "calls above ran inside it; udevd stopped before the timed work")
+          "/dev/kmsg, less the time its one vCPU idled there (boot: from its zero to the "
+          "end of the last deferred init thread), with the time the timed calls above ran "
+          "inside it; udevd stopped before the timed work")
 
 
 def default_mode(base_image: Path) -> str:
@@ -108,6 +113,7 @@ class Measured:
     """One boot's timings."""
     samples: list[float]            # microseconds
     inside: list[float]             # a wait's: of each sample, in the timed calls
+    idle: list[float]               # a wait's: of each sample's window, idle
     first_bind_us: float | None
     release: str                    # the kernel's uname -r
     log: Path
@@ -131,7 +137,8 @@ def measure(sc: BenchScenario, variant: Variant, mode: str) -> Measured:
         # e.g. boot's sched_clock() before the TSC, where its calibration failed
         raise LabError(f"bench {sc.name} on {variant.name}: a timed call took 0 ns, its "
                        f"clock did not run (log {res.log})")
-    return Measured(xs, sc.inside(res.console), sc.first_bind_us(res.console),
+    return Measured(xs, sc.inside(res.console), sc.idle(res.console),
+                    sc.first_bind_us(res.console),
                     _kernel_release(res.log), res.log, sc.pages(res.console))
 
 
@@ -243,6 +250,7 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
             append=sc.scenario.command_line(sc.row.config),
             samples={v.name: [] for v in variants},
             inside_us={v.name: [] for v in variants} if sc.row.wait else {},
+            idle_us={v.name: [] for v in variants} if sc.row.wait else {},
             first_bind_us={v.name: [] for v in variants},
             first_bind_apart=sc.row.first_bind_apart, config=sc.row.config)
         pages[sc.name] = {v.name: set() for v in variants}
@@ -254,6 +262,7 @@ def run(mode: str | None = None, quick: bool = False, rounds: int | None = None,
                 row.samples[variant.name] += m.samples
                 if sc.row.wait:
                     row.inside_us[variant.name] += m.inside
+                    row.idle_us[variant.name] += m.idle
                 pages[sc.name][variant.name] |= m.pages
                 if m.first_bind_us is not None:
                     row.first_bind_us[variant.name].append(m.first_bind_us)

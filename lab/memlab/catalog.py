@@ -3,7 +3,9 @@ configs it runs on, its verdict (checks.py) and what the bench measures on
 it, resized to the host (scenario.py has the model)."""
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Callable
 
 from . import arches, guest, selftests, switches, waits
 from .checks import (HMM_CHUNK_BYTES, HMM_DEVICE_THP_CASES, HMM_SLOW_CASES, NUMA_NODE_CPUS,
@@ -16,6 +18,7 @@ from .checks import (HMM_CHUNK_BYTES, HMM_DEVICE_THP_CASES, HMM_SLOW_CASES, NUMA
                      check_virtio_mem, check_zeroing, compare_selftests)
 from .runner import LabError
 from .scenario import NONE_POSTED, BenchRow, BenchSizes, ConfigsWith, Scenario
+from .waits import Wait
 
 REBINDS = 3
 CPU_OFFLINE_ROUNDS = 8
@@ -83,16 +86,8 @@ def _debian_boot_resized(sc: Scenario, b: BenchSizes) -> Scenario:
     return replace(resized, append=[*resized.append, "nokaslr"])
 
 
-def _user_wait_resized(sc: Scenario, b: BenchSizes) -> Scenario:
-    # Only what the user waits for at full size: the memory used after it
-    # is the test's, not the row's.
-    sized = sc.sized(4, 0 if sc.virtio_mem_gb else
-                     (b.pmem_gb if sc.env["WAIT"] == "create-namespace" else b.kmem_gb),
-                     PLUG_MIB=str(b.kmem_gb * 1024), FILL_MIB="64")
-    return replace(sized, virtio_mem_gb=b.kmem_gb if sc.virtio_mem_gb else 0)
-
-
 def _two_nodes(gb: int) -> tuple[guest.NumaNode, ...]:
+    """Two nodes sharing @gb, the guest's CPUs on the first."""
     return (guest.NumaNode(gb // 2, "0"), guest.NumaNode(gb - gb // 2))
 
 
@@ -101,40 +96,65 @@ def _boot_two_nodes_resized(sc: Scenario, b: BenchSizes) -> Scenario:
 
 
 # Under -icount (sleep=off) a halted vCPU's clock jumps to its next timer:
-# a user's wait for the host (the guest's files are the host's, over 9p)
-# took seconds of guest time, and the housekeeping of the timers met on
-# the way added to its busy time. Polling instead keeps the guest's clock
-# running at the pace of its instructions while the host answers, and
-# userwait.py leaves that idle time out.
+# a wait for the host (the guest's files are the host's, over 9p) took
+# seconds of guest time, and the housekeeping of the timers met on the way
+# added to its busy time. Polling in idle keeps the guest's clock at the
+# pace of its instructions while the host answers; userwait.py leaves that
+# idle time out.
 USER_WAIT_IDLE = "idle=poll"
 
 
-def _user_wait(wait: str, description: str, pmem_gb: int = 0,
-               virtio_mem_gb: int = 0) -> Scenario:
-    """A scenario of user-wait.sh, small for the test suite (Debian's
-    config), and its bench row at full size."""
-    return Scenario(
-        name=f"wait-{wait}", script="user-wait",
-        description=description + " (the wait marked on the kernel's clock)",
-        memory_gb=3, pmem_gb=pmem_gb, virtio_mem_gb=virtio_mem_gb,
-        env={"WAIT": wait, "PLUG_MIB": "1024"}, append=[USER_WAIT_IDLE],
-        check=check_user_wait,
-        configs=(arches.DEBIAN_CONFIG,),
-        bench=(BenchRow(f"wait-{wait}-debian", lambda b: WAIT_METRICS[wait](b),
-                        _user_wait_resized, NONE_POSTED, full_only=True,
-                        label=f"debian: {wait} wait", config=arches.DEBIAN_CONFIG,
-                        wait=waits.BY_KIND[wait]),))
+@dataclass(frozen=True)
+class UserWait:
+    """One of user-wait.sh's waits (its WAIT): what it times, at the test
+    suite's size and at the bench's."""
+    kind: str
+    wait: Wait
+    description: str                               # at the test's size
+    metric: Callable[[BenchSizes], str]            # at the bench's
+    resize: Callable[[Scenario, BenchSizes], Scenario]
+    pmem_gb: int = 0
+    virtio_mem_gb: int = 0
+    env: dict[str, str] = field(default_factory=dict)
+
+    def scenario(self) -> Scenario:
+        """Its scenario, small, on Debian's config (`memlab test --full`),
+        and its bench row at full size. One vCPU: the idle time the marks
+        carry is the whole guest's."""
+        return Scenario(
+            name=f"wait-{self.kind}", script="user-wait",
+            description=self.description + " (the wait marked on the kernel's clock)",
+            memory_gb=3, pmem_gb=self.pmem_gb, virtio_mem_gb=self.virtio_mem_gb,
+            env={"WAIT": self.kind, **self.env}, append=[USER_WAIT_IDLE], cpus=1,
+            check=partial(check_user_wait, wait=self.wait), configs=(arches.DEBIAN_CONFIG,),
+            bench=(BenchRow(f"wait-{self.kind}-debian", self.metric, self.resize,
+                            NONE_POSTED, full_only=True, label=f"debian: {self.kind} wait",
+                            config=arches.DEBIAN_CONFIG, wait=self.wait),))
 
 
-# What the user waits for, in the bench's words.
-WAIT_METRICS = {
-    "daxctl-online": lambda b: f"`daxctl online-memory` of {b.kmem_gb} GB of dax kmem "
-                               "memory until every block is online, Debian's config",
-    "create-namespace": lambda b: f"`ndctl create-namespace` of {b.pmem_gb} GB of fsdax "
-                                  "(map=dev) until its block device is there, Debian's config",
-    "virtio-mem": lambda b: f"a virtio-mem device plugged from 0 to {b.kmem_gb} GB until "
-                            "MemTotal shows it, Debian's config",
-}
+# The memory used after each wait is the test's, not the row's: small.
+USER_WAITS = (
+    UserWait("daxctl-online", waits.ONLINING,
+             "a 1 GB pmem region as devdax, added as system RAM offline, then "
+             "`daxctl online-memory` until every block is online",
+             lambda b: f"`daxctl online-memory` of dax kmem on a pmem region of "
+                       f"{b.kmem_gb} GB until every block is online, Debian's config",
+             lambda sc, b: sc.sized(4, b.kmem_gb, FILL_MIB="64"), pmem_gb=1),
+    UserWait("create-namespace", waits.ZONE_DEVICE_BIND,
+             "`ndctl create-namespace` of a 1 GB fsdax namespace (map=dev) until its "
+             "block device is there",
+             lambda b: f"`ndctl create-namespace` of fsdax (map=dev) on a pmem region of "
+                       f"{b.pmem_gb} GB until its block device is there, Debian's config",
+             lambda sc, b: sc.sized(4, b.pmem_gb), pmem_gb=1),
+    UserWait("virtio-mem", waits.ONLINING,
+             "a 1 GB virtio-mem device plugged from empty through QEMU's monitor until "
+             "MemTotal shows it",
+             lambda b: f"a virtio-mem device plugged from 0 to {b.kmem_gb} GB until "
+                       "MemTotal shows it, Debian's config",
+             lambda sc, b: replace(sc.sized(4, 0, PLUG_MIB=str(b.kmem_gb * 1024),
+                                            FILL_MIB="64"), virtio_mem_gb=b.kmem_gb),
+             virtio_mem_gb=1, env={"PLUG_MIB": "1024"}),
+)
 
 
 def _gigantic_resized(sc: Scenario, b: BenchSizes) -> Scenario:
@@ -356,19 +376,13 @@ SCENARIOS: dict[str, Scenario] = {
                 _debian_boot_resized, NONE_POSTED, calls="boot_init_and_free",
                 full_only=True, label="debian: boot memmap_init() + memblock_free_all()",
                 config=arches.DEBIAN_CONFIG))),
-        _user_wait("daxctl-online", "a 1 GB pmem region as devdax, added as system RAM "
-                   "offline, then `daxctl online-memory` until every block is online",
-                   pmem_gb=1),
-        _user_wait("create-namespace", "`ndctl create-namespace` of a 1 GB fsdax namespace "
-                   "(map=dev) until its block device is there", pmem_gb=1),
-        _user_wait("virtio-mem", "a 1 GB virtio-mem device plugged from empty through "
-                   "QEMU's monitor until MemTotal shows it", virtio_mem_gb=1),
+        *(uw.scenario() for uw in USER_WAITS),
         Scenario(
             name="wait-boot",
             script="boot-memmap",
-            description="boot of a two-node guest (a CPU each) until the last node's "
-                        "deferred init thread is done, on the kernel's clock",
-            memory_gb=4, numa=_two_nodes(4), append=["nokaslr"], check=check_boot_two_nodes,
+            description="boot of a two-node guest (its CPUs on the first) until the last "
+                        "node's deferred init thread is done, on the kernel's clock",
+            memory_gb=4, numa=_two_nodes(4), check=check_boot_two_nodes,
             configs=(arches.DEBIAN_CONFIG,),
             bench=(BenchRow(
                 "wait-boot-debian",

@@ -512,31 +512,27 @@ def check_gigantic(con: Console, env: dict[str, str]) -> list[str]:
     return problems
 
 
-def check_user_wait(con: Console, env: dict[str, str]) -> list[str]:
+def check_user_wait(con: Console, env: dict[str, str], wait: waits.Wait) -> list[str]:
     """One of the user's waits (user-wait.sh, WAIT): marked once on the
     kernel's clock, and the work it waited for done in it: every new
     block onlined over all its pages (daxctl-online: the region's,
-    virtio-mem: PLUG_MIB), or one ZONE_DEVICE memmap init
+    virtio-mem: PLUG_MIB; MemTotal may show the last block before its
+    online_pages() returns), or one ZONE_DEVICE memmap init
     (create-namespace)."""
-    kind = env["WAIT"]
-    wait = waits.BY_KIND[kind]
     problems = wait.problems(con)
     if problems:
         return problems
-    window = wait.windows(con)[0]
-    # The last online may return after MemTotal showed its pages.
-    inside = [c for name in wait.calls for c in getattr(con, name)
-              if c.start_s < window.end_s and window.start_s < c.end_s]
-    if kind == "create-namespace":
+    inside = wait.calls_in(con, wait.windows(con)[0])
+    if env["WAIT"] == "create-namespace":
         if len(inside) != 1 or len(con.memmap_inits) != 1:
             problems.append(f"expected one memmap init, inside the wait: saw "
                             f"{len(con.memmap_inits)}, {len(inside)} inside")
         return problems
-    plugged = (int(env["PLUG_MIB"]) << 20 if kind == "virtio-mem"
-               else (_int(con.result("blocks")) or 0) * (_int(con.result("block_bytes")) or 0))
+    added = (int(env["PLUG_MIB"]) << 20 if env["WAIT"] == "virtio-mem"
+             else (_int(con.result("blocks")) or 0) * (_int(con.result("block_bytes")) or 0))
     onlined = sum(c.pages for c in inside) * PAGE_SIZE
-    if not plugged or onlined != plugged or len(inside) != len(con.onlines):
-        problems.append(f"{plugged} bytes added, {onlined} onlined inside the wait "
+    if not added or onlined != added or len(inside) != len(con.onlines):
+        problems.append(f"{added} bytes added, {onlined} onlined inside the wait "
                         f"({len(inside)} of {len(con.onlines)} online_pages() calls)")
     return problems
 

@@ -58,9 +58,6 @@ _CPU_OFFLINE = re.compile(r"CPU (?P<cpu>\d+) is now offline")
 # A guest script's mark on the kernel's clock, with the CPUs' idle time so
 # far (scenarios/userwait.py).
 _MARK = re.compile(r"memlab: mark (?P<name>\w+) idle_ns=(?P<idle>\d+)$")
-# virtio-mem's line as it reads a new size the device asks for (also at
-# probe).
-_VIRTIO_MEM_SIZE = re.compile(r"virtio_mem \S+: requested size: 0x(?P<hex>[0-9a-f]+)$")
 _RESULT = re.compile(r"^MEMLAB (?P<body>.*)$")
 _KV = re.compile(r"(\w+)=(\S*)")
 
@@ -154,8 +151,6 @@ class Console:
     cpu_offlines: list[tuple[int, float, float]] = field(default_factory=list)
     # A script's marks.
     marks: list[Mark] = field(default_factory=list)
-    # Each size a virtio-mem device asked for: (bytes, console timestamp).
-    virtio_mem_sizes: list[tuple[int, float]] = field(default_factory=list)
     results: list[dict[str, str]] = field(default_factory=list)
 
     @property
@@ -232,10 +227,6 @@ def parse(text: str, kunit_lines_fail: bool = False, bare: bool = False) -> Cons
         mk = _MARK.search(msg)
         if mk:
             con.marks.append(Mark(mk.group("name"), ts, int(mk.group("idle"))))
-            continue
-        mv = _VIRTIO_MEM_SIZE.search(msg)
-        if mv:
-            con.virtio_mem_sizes.append((int(mv.group("hex"), 16), ts))
             continue
         mc = _CPU_GOING_OFFLINE.search(msg)
         if mc:

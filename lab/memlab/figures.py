@@ -3,8 +3,9 @@ the documents are written (documents.py). A template names one as
 `{{KIND:ARG:...}}`:
 
 - `{{bench:RUN:ROW:median:VARIANT}}`, `ratio`, `ratio:VARIANT:OVER`,
-  `per_page:VARIANT`, `n:VARIANT`, `share:VARIANT` (a user's wait: the share of
-  memmap init and handover): a row of the cited run RUN (bench.CITED_RUNS);
+  `per_page:VARIANT`, `n:VARIANT`, `share|rest|idle:VARIANT` (a user's wait: the
+  share of memmap init and handover, the time outside it, the idle time
+  left out): a row of the cited run RUN (bench.CITED_RUNS);
 - `{{native:GROUP:NAME:THREADS:FIELD}}` (FIELD: ms, gbps, pct) and
   `{{native-ratio:GROUP:NAME:THREADS:GROUP:NAME:THREADS}}`: the documented CPU's
   native record (native.DOCUMENTED);
@@ -89,6 +90,11 @@ def _bench(d: str, row_name: str, what: str, *args: str) -> str:
         if sh is None:
             raise LabError(f"results/{d} {row_name}: no share of a wait for {args[0]}")
         return f"{100 * sh:.0f}%"
+    if what in ("rest", "idle"):
+        t = row.rest(args[0]) if what == "rest" else row.idle(args[0])
+        if t is None:
+            raise LabError(f"results/{d} {row_name}: no {what} of a wait for {args[0]}")
+        return duration(t)
     raise LabError(f"bench figure: unknown field {what!r}")
 
 

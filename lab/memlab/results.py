@@ -7,7 +7,7 @@ import json
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .runner import LabError
 
@@ -56,9 +56,11 @@ class Row:
     logs: list[str] = field(default_factory=list)
     unit: str = "us"
     config: str = "lab"     # the kernels' config (configs/<config>.config)
-    # A user's wait: of each sample, the microseconds spent in memmap init
-    # and the handover to the buddy allocator (waits.py).
+    # A user's wait (waits.py), of each sample: the microseconds spent in
+    # memmap init and the handover to the buddy allocator, and those the
+    # guest idled in its window (not in the sample).
     inside_us: dict[str, list[float]] = field(default_factory=dict)
+    idle_us: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def stats(self) -> dict[str, Stats | None]:
@@ -77,11 +79,26 @@ class Row:
         top, bottom = self.median(variant), self.median(over)
         return top / bottom if top is not None and bottom else None
 
+    def _of_waits(self, variant: str, of: Callable[[float, float], float | None],
+                  ) -> float | None:
+        """The median over a wait's samples of @of(sample, inside)."""
+        xs = [x for wait, inside in zip(self.samples.get(variant, []),
+                                        self.inside_us.get(variant, []))
+              if (x := of(wait, inside)) is not None]
+        return statistics.median(xs) if xs else None
+
     def share(self, variant: str) -> float | None:
         """A wait's median share of memmap init and handover."""
-        shares = [inside / wait for inside, wait in
-                  zip(self.inside_us.get(variant, []), self.samples.get(variant, [])) if wait]
-        return statistics.median(shares) if shares else None
+        return self._of_waits(variant, lambda wait, inside: inside / wait if wait else None)
+
+    def rest(self, variant: str) -> float | None:
+        """A wait's median time outside memmap init and handover."""
+        return self._of_waits(variant, lambda wait, inside: wait - inside)
+
+    def idle(self, variant: str) -> float | None:
+        """A wait's median idle time, left out of its samples."""
+        xs = self.idle_us.get(variant, [])
+        return statistics.median(xs) if xs else None
 
     def per_page(self, variant: str) -> float | None:
         """Median time per struct page, where every timed call covered the
@@ -150,7 +167,7 @@ class Result:
             first_bind_apart=r.get("first_bind_stats") is not None,
             pages_per_call=r.get("pages_per_call", []), logs=r.get("logs", []),
             unit=r.get("unit", "us"), config=r.get("config", "lab"),
-            inside_us=r.get("inside_us", {}))
+            inside_us=r.get("inside_us", {}), idle_us=r.get("idle_us", {}))
             for name, r in data["scenarios"].items()}
         rep = data.get("repeatability")
         return Result(

@@ -124,23 +124,27 @@ def bench_table(source: Path, names: list[str] | None = None, per_page: bool = F
 
 
 def waits_table(source: Path) -> Table:
-    """A user's whole waits: base, patched and patched/base, and on each
-    kernel the share of memmap init and handover and the rest of the wait
-    (where the next bottleneck lies)."""
+    """A user's whole waits: base, patched and patched/base of each busy
+    time; on each kernel the share of memmap init and handover, the rest of
+    the wait (where the next bottleneck lies) and the idle time left out."""
     result = Result.load(source)
+    kernels = (BASE, PATCHED)
     header = ["the user waits for", "base", "patched", "patched/base",
-              "memmap init + handover: base", "patched", "the rest: base", "patched"]
+              "memmap init + handover, base", "on patched", "the rest, base", "on patched",
+              "idle left out, base", "on patched"]
+
+    def times(figure: Callable[[str], float | None]) -> list[str]:
+        values = {v: x for v in kernels if (x := figure(v)) is not None}
+        scale = max(values.values(), default=0.0)
+        return [duration(values[v], scale) if v in values else "n/a" for v in kernels]
+
     rows = []
-    for name, row in result.rows.items():
-        shares = {v: row.share(v) for v in (BASE, PATCHED)}
-        rest = {v: (1 - sh) * m for v in (BASE, PATCHED)
-                if (sh := shares[v]) is not None and (m := row.median(v)) is not None}
+    for row in result.rows.values():
         rows.append([_row_label(row), _median(row, BASE), _median(row, PATCHED),
                      _ratio(row.ratio()),
-                     *(f"{100 * sh:.0f}%" if (sh := shares[v]) is not None else "n/a"
-                       for v in (BASE, PATCHED)),
-                     *(duration(rest[v], max(rest.values())) if v in rest else "n/a"
-                       for v in (BASE, PATCHED))])
+                     *(f"{100 * sh:.0f}%" if (sh := row.share(v)) is not None else "n/a"
+                       for v in kernels),
+                     *times(row.rest), *times(row.idle)])
     return Table(_bench_caption(source, result), header, rows, _labels(list(result.rows)))
 
 

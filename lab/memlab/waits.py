@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .console import Console, Mark, MemmapInit
+from .console import Console, MemmapInit
 
 # The marks a script sets around what it times (scenarios/userwait.py).
 STARTS, ENDS = "wait_starts", "wait_ends"
@@ -17,18 +17,19 @@ STARTS, ENDS = "wait_starts", "wait_ends"
 @dataclass(frozen=True)
 class Window:
     """A stretch of the guest kernel's clock, in seconds, and how long its
-    CPUs were idle in it: waiting for the host, whose answers (the guest's
-    files are the host's, over 9p) take as long as the host takes, not the
-    guest's work. The time of a wait is its busy time, the instructions
-    the guest ran in it."""
+    one CPU idled in it. Between a script's marks the idle time is waiting
+    for the host (the guest's files, the request to resize a device),
+    which takes as long as the host takes, or the kernel's own waits; the
+    wait counts neither, only the instructions the guest ran: its busy
+    time."""
     start_s: float
     end_s: float
-    idle_us: float = 0.0
+    idle_us: float | None = None        # None: not measured, none to leave out
 
     @property
     def us(self) -> float:
         """The busy time: the window less its idle time."""
-        return (self.end_s - self.start_s) * 1e6 - self.idle_us
+        return (self.end_s - self.start_s) * 1e6 - (self.idle_us or 0.0)
 
 
 def covered_us(window: Window, calls: list[MemmapInit]) -> float:
@@ -53,8 +54,13 @@ class Wait:
     windows: Callable[[Console], list[Window]]
     calls: tuple[str, ...]
 
+    def calls_in(self, con: Console, window: Window) -> list[MemmapInit]:
+        """The timed calls that ran in @window, at least in part."""
+        return [c for name in self.calls for c in getattr(con, name)
+                if c.start_s < window.end_s and window.start_s < c.end_s]
+
     def inside_us(self, con: Console, window: Window) -> float:
-        return covered_us(window, [c for name in self.calls for c in getattr(con, name)])
+        return covered_us(window, self.calls_in(con, window))
 
     def problems(self, con: Console) -> list[str]:
         """Why a console has no window to time, if it has none."""
@@ -66,47 +72,28 @@ class Wait:
         return []
 
 
-def _marks(con: Console, name: str) -> list[Mark]:
-    return [m for m in con.marks if m.name == name]
-
-
 def between_marks(con: Console) -> list[Window]:
-    """From the script's start mark to its end mark: a command the script
-    ran, such as `daxctl online-memory`, from its start to its exit, less
-    the time the CPUs were idle in it."""
-    starts, ends = _marks(con, STARTS), _marks(con, ENDS)
-    return [Window(s.ts, e.ts, (e.idle_ns - s.idle_ns) / 1000)
-            for s, e in zip(starts, ends) if s.ts <= e.ts]
-
-
-def virtio_mem_resize(con: Console) -> list[Window]:
-    """From the moment the guest's virtio-mem driver reads the size asked
-    through QEMU's monitor (its own "requested size" line) to the script's
-    end mark, set when MemTotal shows the new memory; the host's delay in
-    passing the request on is not the guest's. The driver's requests to
-    the device are answered as they are made (QEMU runs the device in the
-    vCPU's thread under TCG), so its CPU idles in the window only between
-    the last polls of MemTotal, a millisecond at most: not subtracted."""
-    ends = _marks(con, ENDS)
-    if len(ends) != 1:
+    """From the script's start mark to its end mark, less the idle time
+    between them; none unless the console has one of each, in order."""
+    starts = [m for m in con.marks if m.name == STARTS]
+    ends = [m for m in con.marks if m.name == ENDS]
+    if len(starts) != 1 or len(ends) != 1 or ends[0].ts < starts[0].ts:
         return []
-    starts = [ts for size, ts in con.virtio_mem_sizes if size and ts <= ends[0].ts]
-    return [Window(starts[0], ends[0].ts)] if starts else []
+    start, end = starts[0], ends[0]
+    return [Window(start.ts, end.ts, (end.idle_ns - start.idle_ns) / 1000)]
 
 
 def boot_until_deferred_done(con: Console) -> list[Window]:
     """From the kernel clock's zero to the end of the last node's deferred
-    init thread: the boot the user waits for before init runs."""
+    init thread, which page_alloc_init_late() waits for before the
+    initcalls run. Nothing in it waits for the host."""
     if not con.deferred_inits:
         return []
     return [Window(0.0, max(d.end_s for d in con.deferred_inits))]
 
 
-# The calls of memory onlining, of a ZONE_DEVICE bind and of boot.
+# Memory onlined (online_pages(): its memmap init and handover), a
+# ZONE_DEVICE range bound, and boot.
 ONLINING = Wait(between_marks, ("onlines",))
-VIRTIO_MEM_ONLINING = Wait(virtio_mem_resize, ("onlines",))
 ZONE_DEVICE_BIND = Wait(between_marks, ("memmap_inits",))
 BOOT = Wait(boot_until_deferred_done, ("boot_inits", "boot_frees", "deferred_inits"))
-# The waits of user-wait.sh, by its WAIT.
-BY_KIND = {"daxctl-online": ONLINING, "create-namespace": ZONE_DEVICE_BIND,
-           "virtio-mem": VIRTIO_MEM_ONLINING}

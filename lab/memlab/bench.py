@@ -19,6 +19,7 @@ from .console import Console
 from .runner import LabError, say
 from .catalog import SCENARIOS, bench_rows
 from .scenario import BenchRow, BenchSizes, Scenario
+from .waits import Window
 
 
 @dataclass(frozen=True)
@@ -50,24 +51,24 @@ class BenchScenario:
     def variants(self, vcpus: int) -> list[Variant]:
         return [BASE, PATCHED] + ([ONE_THREAD] if self.row.parallel and vcpus > 1 else [])
 
-    def samples(self, con: Console) -> list[float]:
-        """Microseconds per sample, from a parsed console."""
+    def samples(self, con: Console, windows: list[Window] | None = None) -> list[float]:
+        """Microseconds per sample, from a parsed console (a wait's: its
+        @windows on it, found again if not given)."""
         if self.row.wait:
-            return [w.us for w in self.row.wait.windows(con)]
+            return [w.us for w in (self.windows(con) if windows is None else windows)]
         if self.row.result_ns:
             return [int(ns) / 1000.0 for ns in con.result_values(self.row.result_ns)]
         calls = getattr(con, self.row.calls)
         return [c.us for c in (calls[1:] if self.row.first_bind_apart else calls)]
 
-    def inside(self, con: Console) -> list[float]:
+    def windows(self, con: Console) -> list[Window]:
+        """A wait's windows on a parsed console (none for other rows)."""
+        return self.row.wait.windows(con) if self.row.wait else []
+
+    def inside(self, con: Console, windows: list[Window]) -> list[float]:
         """A wait's samples: microseconds of each spent in the timed calls."""
         wait = self.row.wait
-        return [wait.inside_us(con, w) for w in wait.windows(con)] if wait else []
-
-    def idle(self, con: Console) -> list[float]:
-        """A wait's samples: microseconds the guest idled in each window."""
-        return [w.idle_us for w in self.row.wait.windows(con)
-                if w.idle_us is not None] if self.row.wait else []
+        return [wait.inside_us(con, w) for w in windows] if wait else []
 
     def pages(self, con: Console) -> set[int]:
         """The page counts of the timed calls (none for a script's result or
@@ -130,14 +131,16 @@ def measure(sc: BenchScenario, variant: Variant, mode: str) -> Measured:
     if problems:
         raise LabError(f"bench {sc.name} on {variant.name} failed: "
                        + "; ".join(problems) + f" (log {res.log})")
-    xs = sc.samples(res.console)
+    windows = sc.windows(res.console)
+    xs = sc.samples(res.console, windows)
     if not xs:
         raise LabError(f"bench {sc.name} on {variant.name}: no timing found (log {res.log})")
     if min(xs) <= 0:
         # e.g. boot's sched_clock() before the TSC, where its calibration failed
         raise LabError(f"bench {sc.name} on {variant.name}: a timed call took 0 ns, its "
                        f"clock did not run (log {res.log})")
-    return Measured(xs, sc.inside(res.console), sc.idle(res.console),
+    return Measured(xs, sc.inside(res.console, windows),
+                    [w.idle_us for w in windows if w.idle_us is not None],
                     sc.first_bind_us(res.console),
                     _kernel_release(res.log), res.log, sc.pages(res.console))
 

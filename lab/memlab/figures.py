@@ -51,6 +51,11 @@ from .uploads import Uploads
 BREAKS = paths.RESULTS / "breaks.json"
 
 
+def percent(share: float) -> str:
+    """A share (0..1) as the documents print it."""
+    return f"{100 * share:.0f}%"
+
+
 def duration(us: float, scale: float | None = None) -> str:
     """A time in the unit people read it in, chosen by `scale` (the row's
     largest time, so that a row keeps one unit) or by the time itself."""
@@ -89,7 +94,7 @@ def _bench(d: str, row_name: str, what: str, *args: str) -> str:
         sh = row.share(args[0])
         if sh is None:
             raise LabError(f"results/{d} {row_name}: no share of a wait for {args[0]}")
-        return f"{100 * sh:.0f}%"
+        return percent(sh)
     if what in ("rest", "idle"):
         t = row.rest(args[0]) if what == "rest" else row.idle(args[0])
         if t is None:

@@ -14,7 +14,7 @@ from typing import Callable
 from . import (arches, bench, commands, figures, kernel_base, matrix, native, package,
                paths, postings, provenance, selftests, switches)
 from .catalog import SCENARIOS, bench_rows
-from .figures import duration
+from .figures import duration, percent
 from .floors import FLOORS
 from .postings import Reference
 from .results import BASE, ONE_THREAD, ONE_THREAD_ARG, PATCHED, Result, Row
@@ -142,7 +142,7 @@ def waits_table(source: Path) -> Table:
     for row in result.rows.values():
         rows.append([_row_label(row), _median(row, BASE), _median(row, PATCHED),
                      _ratio(row.ratio()),
-                     *(f"{100 * sh:.0f}%" if (sh := row.share(v)) is not None else "n/a"
+                     *(percent(sh) if (sh := row.share(v)) is not None else "n/a"
                        for v in kernels),
                      *times(row.rest), *times(row.idle)])
     return Table(_bench_caption(source, result), header, rows, _labels(list(result.rows)))

@@ -23,6 +23,8 @@ from .runrecord import head_commit
 
 # The last run over every target: what the documents' matrix table says.
 MATRIX_RESULTS = paths.RESULTS / "matrix.json"
+# The last build of every prefix of the series: what the proof table says.
+PREFIX_RESULTS = paths.RESULTS / "prefixes.json"
 
 VARIANTS = {"base": paths.TAG_BASE, "series": paths.PRODUCT_BRANCH}
 # The series' KUnit suites, where their dependencies allow (series only:
@@ -404,12 +406,15 @@ def run_prefixes() -> list[PrefixResult]:
         tree = kernel_tree.checkout("matrix-prefix", commit)
         results.append(_check_tree(str(i), subject, "prefix", tree, targets, touched, base))
     tail = clearing_tail(commits)
-    if not tail:
+    if tail:
+        results.append(_check_tree("tail", f"the last {len(tail)} patches alone on "
+                                   f"{paths.TAG_BASE}", "tail", tail_tree(tail), targets,
+                                   touched, base))
+    else:
         say("no patches after the last one to mm/mm_init.c: no clearing tail to build alone")
-        return results
-    results.append(_check_tree("tail", f"the last {len(tail)} patches alone on "
-                               f"{paths.TAG_BASE}", "tail", tail_tree(tail), targets,
-                               touched, base))
+    PREFIX_RESULTS.write_text(json.dumps(
+        {**_run_facts(), "targets": [t.name for t in targets],
+         "prefixes": [asdict(r) for r in results]}, indent=1) + "\n")
     return results
 
 
@@ -444,6 +449,21 @@ def amend_results(results: list[TargetResult]) -> bool:
         | {"targets": [r.target for r in results]})
     MATRIX_RESULTS.write_text(json.dumps(data, indent=1) + "\n")
     return True
+
+
+def load_prefixes(source: Path | None = None) -> tuple[dict, list[PrefixResult]] | None:
+    """The last build of every prefix (of the base in use, or @source:
+    another base's results/BASE/prefixes.json): its run's facts and each
+    prefix's result; None if none is recorded."""
+    source = source or PREFIX_RESULTS
+    if not source.exists():
+        return None
+    try:
+        data = json.loads(source.read_text())
+        return data, [PrefixResult(**p) for p in data["prefixes"]]
+    except (ValueError, KeyError, TypeError) as e:
+        raise LabError(f"{source.relative_to(paths.REPO)}: not a prefixes result "
+                       f"({type(e).__name__}: {e})") from None
 
 
 def load_results(source: Path | None = None) -> dict:

@@ -413,8 +413,15 @@ def _build_cell(rec: RunRecord | None, step: str) -> str:
     return _step_cell(rec, step, lambda s: "failed" if s.failed else "ok")
 
 
-def _prefixes_cell(rec: RunRecord | None) -> str:
-    return _step_cell(rec, "prefixes", lambda s: f"{s.passed} of {s.passed + s.failed} clean")
+def _prefixes_cell(source: Path = matrix.PREFIX_RESULTS,
+                   by: str = "`memlab matrix --prefixes`") -> str:
+    recorded = matrix.load_prefixes(source)
+    if recorded is None:
+        return f"not recorded ({by})"
+    prefixes = recorded[1]
+    bad = [p.patch for p in prefixes if not p.ok]
+    return f"{len(prefixes) - len(bad)} of {len(prefixes)} clean" + (
+        f"; not clean: {', '.join(bad)}" if bad else "")
 
 
 def _matrix_cell(source: Path = matrix.MATRIX_RESULTS, by: str = "`memlab matrix`") -> str:
@@ -442,6 +449,7 @@ def proof_table() -> Table:
     mainline_record = test_record(False, kernel_base.MAINLINE)
     mainline = _record_or_none(mainline_record)
     mainline_matrix = paths.results_of(kernel_base.MAINLINE) / matrix.MATRIX_RESULTS.name
+    mainline_prefixes = paths.results_of(kernel_base.MAINLINE) / matrix.PREFIX_RESULTS.name
     by_mainline = "`memlab test`"
 
     def caught(group: str) -> str:
@@ -475,12 +483,15 @@ def proof_table() -> Table:
         ["", "kunit.py (x86-64)", _kunit_cell(mainline, "kunit.py x86_64", by_mainline)],
         ["", "compile matrix: W=1 (gcc, clang) and sparse, series vs pristine",
          _matrix_cell(mainline_matrix, f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab matrix`")],
+        ["", "every prefix, and the clearing patches alone: W=1, x86-64 and arm64",
+         _prefixes_cell(mainline_prefixes,
+                        f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab matrix --prefixes`")],
         ["Deliberately broken fast paths", "KUnit", caught("kunit")],
         ["", "guest scenarios", caught("guests")],
         ["", "compile matrix: a sparse-only and a clang-only mistake", caught("matrix")],
         ["Builds", "i386 HIGHMEM (compile)", _build_cell(full, "build highmem i386")],
         ["", "every prefix, and the clearing patches alone: W=1, x86-64 and arm64",
-         _prefixes_cell(full)],
+         _prefixes_cell()],
         ["", "compile matrix: W=1 (gcc, clang) and sparse, series vs pristine",
          _matrix_cell()],
     ]
@@ -499,6 +510,12 @@ def proof_table() -> Table:
     if mainline_matrix.exists():
         sources.append(f"{mainline_matrix.relative_to(paths.REPO)}: "
                        f"{matrix.load_results(mainline_matrix)['date']}")
+    for source in (matrix.PREFIX_RESULTS, mainline_prefixes):
+        if recorded := matrix.load_prefixes(source):
+            facts = recorded[0]
+            sources.append(f"{source.relative_to(paths.REPO)}: {facts['date']}, commit "
+                           f"{facts['commit']}, {provenance.state(facts.get('provenance'))} "
+                           "(`memlab matrix --prefixes`, a step of `memlab test --full`)")
     return Table("; ".join(sources), ["proof", "kernel", "result"], rows,
                  [r[0] or "" for r in rows], trailing_text=2)
 

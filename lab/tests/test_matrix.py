@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from memlab import cli, commands, matrix
+from memlab import cli, commands, matrix, tables
 from memlab.runner import LabError
 
 BASE_LOG = """\
@@ -98,9 +98,10 @@ def test_unknown_target_is_an_error(monkeypatch):
         commands.parser().parse_args(["matrix", "--target", "vax"])
 
 
-def _prefix_run(monkeypatch, warns_in: str, tail: list[str]):
+def _prefix_run(monkeypatch, tmp_path, warns_in: str, tail: list[str]):
     """run_prefixes() over commits c1, c2 with the tree @warns_in adding a
-    warning for one target; @tail: the clearing tail."""
+    warning for one target; @tail: the clearing tail; recorded in
+    @tmp_path/prefixes.json."""
     commits = {"c1": "mm: one", "c2": "mm: two"}
 
     def git(*args, **kwargs):
@@ -114,21 +115,33 @@ def _prefix_run(monkeypatch, warns_in: str, tail: list[str]):
     monkeypatch.setattr(matrix, "series_sources", lambda: ["mm/mm_init.c"])
     monkeypatch.setattr(matrix, "clearing_tail", lambda commits: tail)
     monkeypatch.setattr(matrix, "tail_tree", lambda commits: "tail")
+    monkeypatch.setattr(matrix, "PREFIX_RESULTS", tmp_path / "prefixes.json")
+    monkeypatch.setattr(matrix, "_run_facts", lambda: {"date": "today", "commit": "abc"})
     monkeypatch.setattr(matrix, "build_variant", lambda t, variant, tree, touched: (
         0, BASE_LOG + (SERIES_LOG.splitlines()[2] if tree == warns_in and
                        t.name == "x86_64-hotplug-no-device" else "")))
     return matrix.run_prefixes()
 
 
-def test_a_prefix_that_adds_a_warning_is_named(monkeypatch):
-    results = _prefix_run(monkeypatch, "c2", ["c2"])
+def test_a_prefix_that_adds_a_warning_is_named(monkeypatch, tmp_path):
+    results = _prefix_run(monkeypatch, tmp_path, "c2", ["c2"])
     assert [(r.patch, r.subject, r.ok) for r in results][:2] == [("1", "mm: one", True),
                                                                   ("2", "mm: two", False)]
     assert list(results[1].new) == ["x86_64-hotplug-no-device"]
 
 
-def test_the_clearing_tail_alone_is_built_too(monkeypatch):
-    results = _prefix_run(monkeypatch, "tail", ["c2"])
+def test_the_prefixes_are_recorded_and_the_proof_table_names_the_unclean(monkeypatch,
+                                                                        tmp_path):
+    results = _prefix_run(monkeypatch, tmp_path, "c2", ["c2"])
+    facts, recorded = matrix.load_prefixes(tmp_path / "prefixes.json")
+    assert recorded == results and facts["commit"] == "abc"
+    assert tables._prefixes_cell(tmp_path / "prefixes.json") == \
+        "2 of 3 clean; not clean: 2"
+    assert tables._prefixes_cell(tmp_path / "none.json", "`x`") == "not recorded (`x`)"
+
+
+def test_the_clearing_tail_alone_is_built_too(monkeypatch, tmp_path):
+    results = _prefix_run(monkeypatch, tmp_path, "tail", ["c2"])
     assert [(r.patch, r.ok) for r in results] == [("1", True), ("2", True), ("tail", False)]
     assert "alone" in results[2].subject
 
@@ -139,10 +152,10 @@ def test_the_clearing_tail_follows_the_last_memmap_patch(monkeypatch):
     assert matrix.clearing_tail(["c1", "c2", "c3", "c4"]) == ["c3", "c4"]
 
 
-def test_a_series_without_a_clearing_tail_builds_its_prefixes_only(monkeypatch):
+def test_a_series_without_a_clearing_tail_builds_its_prefixes_only(monkeypatch, tmp_path):
     monkeypatch.setattr(matrix.kernel_tree, "git", lambda *args, **kwargs: "c3\nc1")
     assert matrix.clearing_tail(["c1", "c2", "c3"]) == []
-    results = _prefix_run(monkeypatch, "none", [])
+    results = _prefix_run(monkeypatch, tmp_path, "none", [])
     assert [(r.patch, r.ok) for r in results] == [("1", True), ("2", True)]
 
 

@@ -391,6 +391,8 @@ def run_prefixes() -> list[PrefixResult]:
     warning. Only the series' objects are built (W=1), which compile
     everything the series changes, headers included."""
     deps.ensure("build")
+    if not kernel_tree.has_tree():
+        kernel_tree.source()
     targets = [TARGETS[n] for n in PREFIX_TARGETS]
     for t in targets:
         deps.apt_install(t.needs())

@@ -75,7 +75,7 @@ def run_logged(
                 start_new_session=True)
         except FileNotFoundError:
             done.set()
-            raise LabError(f"{phase}: {cmd[0]} is not installed (or not on PATH)") from None
+            raise LabError(f"{phase}: {_missing(cmd, cwd)}") from None
         assert proc.stdout is not None
         killed = threading.Event()
 
@@ -120,6 +120,14 @@ def run_logged(
     return rc
 
 
+def _missing(cmd: Sequence[str], cwd: Path | None) -> str:
+    """What a FileNotFoundError of running @cmd in @cwd means: the directory
+    or the program is missing."""
+    if cwd is not None and not Path(cwd).is_dir():
+        return f"{cmd[0]}: no directory {cwd} to run in"
+    return f"{cmd[0]} is not installed (or not on PATH)"
+
+
 def run_quiet(cmd: Sequence[str], cwd: Path | None = None,
               env: Mapping[str, str] | None = None, input: str | None = None,
               check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -129,7 +137,7 @@ def run_quiet(cmd: Sequence[str], cwd: Path | None = None,
         res = subprocess.run(list(cmd), cwd=cwd, capture_output=True, text=True,
                              env=dict(env) if env is not None else None, input=input)
     except FileNotFoundError:
-        raise LabError(f"{cmd[0]}: not installed (or not on PATH)") from None
+        raise LabError(_missing(cmd, cwd)) from None
     if check and res.returncode != 0:
         raise LabError(f"command failed ({res.returncode}): {' '.join(cmd)}\n"
                        f"{res.stdout}{res.stderr}")

@@ -110,6 +110,7 @@ def _prefix_run(monkeypatch, tmp_path, warns_in: str, tail: list[str]):
         return commits[args[-1]]
     monkeypatch.setattr(matrix.deps, "ensure", lambda *g: None)
     monkeypatch.setattr(matrix.deps, "apt_install", lambda pkgs: None)
+    monkeypatch.setattr(matrix.kernel_tree, "has_tree", lambda: True)
     monkeypatch.setattr(matrix.kernel_tree, "git", git)
     monkeypatch.setattr(matrix.kernel_tree, "checkout", lambda name, rev: rev)
     monkeypatch.setattr(matrix, "series_sources", lambda: ["mm/mm_init.c"])

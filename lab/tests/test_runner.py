@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from memlab.runner import LabError, run_logged
+from memlab.runner import LabError, run_logged, run_quiet
 
 
 def gone(pid: int) -> bool:
@@ -95,3 +95,13 @@ def test_log_is_appended_not_overwritten(tmp_path):
     run_logged(["echo", "first"], log, "a")
     run_logged(["echo", "second"], log, "b")
     assert log.read_text() == "$ echo first\nfirst\n$ echo second\nsecond\n"
+
+
+def test_a_missing_directory_is_named_and_not_taken_for_a_missing_program(tmp_path):
+    gone = tmp_path / "no-tree"
+    with pytest.raises(LabError, match=f"git: no directory {gone} to run in"):
+        run_quiet(["git", "status"], cwd=gone)
+    with pytest.raises(LabError, match="phase: git: no directory"):
+        run_logged(["git", "status"], tmp_path / "log", "phase", cwd=gone)
+    with pytest.raises(LabError, match="no-such-program is not installed"):
+        run_quiet(["no-such-program"], cwd=tmp_path)

@@ -121,8 +121,9 @@ def _matrix(args: argparse.Namespace) -> int:
     if args.prefixes:
         prefixes = matrix.run_prefixes()
         bad = [p.patch for p in prefixes if not p.ok]
-        say(f"matrix --prefixes: {len(prefixes) - len(bad)} of {len(prefixes)} prefixes "
-            "(and the clearing tail alone) build without a new diagnostic"
+        tail = " (and the clearing tail alone)" if prefixes and prefixes[-1].patch == "tail" else ""
+        say(f"matrix --prefixes: {len(prefixes) - len(bad)} of {len(prefixes)} prefixes"
+            f"{tail} build without a new diagnostic"
             + (f"; not: {', '.join(bad)}" if bad else ""))
         return 1 if bad else 0
     results = matrix.run(args.target)

@@ -138,6 +138,7 @@ def test_the_prefixes_are_recorded_and_the_proof_table_names_the_unclean(monkeyp
     assert recorded == results and facts["commit"] == "abc"
     assert tables._prefixes_cell(tmp_path / "prefixes.json") == \
         "2 of 3 clean; not clean: 2"
+    assert "and the clearing patches alone" in tables._prefixes_label(tmp_path / "prefixes.json")
     assert tables._prefixes_cell(tmp_path / "none.json", "`x`") == "not recorded (`x`)"
 
 
@@ -158,6 +159,8 @@ def test_a_series_without_a_clearing_tail_builds_its_prefixes_only(monkeypatch, 
     assert matrix.clearing_tail(["c1", "c2", "c3"]) == []
     results = _prefix_run(monkeypatch, tmp_path, "none", [])
     assert [(r.patch, r.ok) for r in results] == [("1", True), ("2", True)]
+    assert tables._prefixes_label(tmp_path / "prefixes.json") == \
+        "every prefix: W=1, x86-64 and arm64"
 
 
 def test_only_the_series_objects_that_kbuild_builds(tmp_path):

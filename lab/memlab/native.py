@@ -165,8 +165,8 @@ def kernel_online_choice(block_bytes: int, struct_page_size: int, checked: bool)
 
 def online_policy(rows: list[dict], struct_page_size: int) -> list[dict]:
     """For each onlining group and state of the checks the record has: the
-    one-pass variants' medians, the kernel's choice and how far it is from
-    the faster one (one thread)."""
+    one-pass variants' medians and ranges, the kernel's choice and how far
+    it is from the faster one (one thread)."""
     by = {(r["group"], r["name"]): r for r in rows if r["threads"] == 1}
     out = []
     for group, block in ONLINE_BLOCKS.items():
@@ -179,7 +179,9 @@ def online_policy(rows: list[dict], struct_page_size: int) -> list[dict]:
             medians = {"plain": plain["median_s"], "stream": stream["median_s"]}
             choice = kernel_online_choice(block, struct_page_size, checked)
             out.append({"group": group, "checked": checked, **medians, "choice": choice,
-                        "over_best": medians[choice] / min(medians.values()) - 1})
+                        "over_best": medians[choice] / min(medians.values()) - 1,
+                        "ranges": {"plain": (plain["min_s"], plain["max_s"]),
+                                   "stream": (stream["min_s"], stream["max_s"])}})
     return out
 
 

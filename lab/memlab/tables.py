@@ -341,16 +341,20 @@ def native_online_policy_table() -> Table:
     for source in sorted(native.HOSTS.glob("*.json")):
         data, rows = native.load(source)
         for p in native.online_policy(rows, data["meta"]["struct_page_size"]):
+            spread = {k: "{:.1f}-{:.1f}".format(*(1000 * t for t in r))
+                      for k, r in p["ranges"].items()}
             out.append([data["host_cpu"], NATIVE_ONLINE[p["group"]],
                         "checked" if p["checked"] else "not checked",
-                        f"{1000 * p['plain']:.1f} ms", f"{1000 * p['stream']:.1f} ms",
+                        f"{1000 * p['plain']:.1f} ms ({spread['plain']})",
+                        f"{1000 * p['stream']:.1f} ms ({spread['stream']})",
                         p["choice"], f"{100 * p['over_best']:+.1f}%"])
     if not out:
         raise LabError(f"{native.HOSTS.relative_to(paths.REPO)}: no record with the "
                        "one-pass onlining rows (`memlab bench native`)")
     caption = (f"{native.HOSTS.relative_to(paths.REPO)}/: one record per CPU, `memlab bench "
-               "native`; onlining the memmap of its device in one pass, medians, one thread; "
-               "the checked rows where the record has the checking walk")
+               "native`; onlining the memmap of its device in one pass, medians (min-max) "
+               "of its runs, one thread; the checked rows where the record has the "
+               "checking walk")
     return Table(caption, ["CPU", "blocks", "tails on their first free", "plain", "streamed",
                            "kernel's choice", "choice against the faster"], out,
                  [f"{r[0]} {r[1]} {r[2]}" for r in out])

@@ -161,3 +161,24 @@ def test_the_documented_cpu_without_clzero_replaces_nothing(monkeypatch, tmp_pat
     with pytest.raises(LabError, match="without CLZERO"):
         _run_on(monkeypatch, tmp_path, native.DOCUMENTED_CPU, clzero=False)
     assert not (native.HOSTS / f"{native.DOCUMENTED_CPU}.json").exists()
+
+
+def test_the_onlining_policy_is_set_against_the_faster_variant_with_its_range():
+    def rec(group, name, seconds):
+        return {"group": group, "name": name, "threads": 1, "bytes": 1 << 30,
+                "seconds": seconds}
+    records = [rec("online 128M", "one_pass_plain", [0.12, 0.10, 0.11]),
+               rec("online 128M", "one_pass_stream", [0.09, 0.08, 0.10]),
+               rec("online 128M", "one_pass_plain_checked", [0.16, 0.15, 0.20]),
+               rec("online 128M", "one_pass_stream_checked", [0.12, 0.14, 0.13]),
+               rec("online 2G", "one_pass_plain_checked", [0.30, 0.30, 0.30]),
+               rec("online 2G", "one_pass_stream_checked", [0.20, 0.20, 0.20])]
+    policy = native.online_policy(native.summarize(records), struct_page_size=64)
+    got = [(p["group"], p["checked"], p["choice"], round(p["over_best"], 3))
+           for p in policy]
+    # A 128 MB block's memmap (2 MB) is under the plain-store limit only
+    # where its tails are checked; a 2 GB block's (32 MB) never is.
+    assert got == [("online 128M", False, "stream", 0.0),
+                   ("online 128M", True, "plain", 0.231),
+                   ("online 2G", True, "stream", 0.0)]
+    assert policy[1]["ranges"] == {"plain": (0.15, 0.20), "stream": (0.12, 0.14)}

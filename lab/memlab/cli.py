@@ -121,7 +121,7 @@ def _matrix(args: argparse.Namespace) -> int:
     if args.prefixes:
         prefixes = matrix.run_prefixes()
         bad = [p.patch for p in prefixes if not p.ok]
-        tail = " (and the clearing tail alone)" if prefixes and prefixes[-1].patch == "tail" else ""
+        tail = " (and the clearing tail alone)" if matrix.built_tail(prefixes) else ""
         say(f"matrix --prefixes: {len(prefixes) - len(bad)} of {len(prefixes)} prefixes"
             f"{tail} build without a new diagnostic"
             + (f"; not: {', '.join(bad)}" if bad else ""))

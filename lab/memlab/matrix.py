@@ -279,9 +279,13 @@ def check_target(t: Target) -> TargetResult:
     return TargetResult(t.name, rc == 0 and not new, new, note, seconds, t.checks())
 
 
+# The PrefixResult.patch of the clearing patches built alone (run_prefixes()).
+TAIL = "tail"
+
+
 @dataclass
 class PrefixResult:
-    patch: str                # "N": the series' first N patches; "tail": see run_prefixes()
+    patch: str                # "N": the series' first N patches; TAIL: see run_prefixes()
     subject: str
     new: dict[str, list[str]]     # target -> its new diagnostics, where any
     failed: list[str]             # targets whose build failed
@@ -409,7 +413,7 @@ def run_prefixes() -> list[PrefixResult]:
         results.append(_check_tree(str(i), subject, "prefix", tree, targets, touched, base))
     tail = clearing_tail(commits)
     if tail:
-        results.append(_check_tree("tail", f"the last {len(tail)} patches alone on "
+        results.append(_check_tree(TAIL, f"the last {len(tail)} patches alone on "
                                    f"{paths.TAG_BASE}", "tail", tail_tree(tail), targets,
                                    touched, base))
     else:
@@ -451,6 +455,12 @@ def amend_results(results: list[TargetResult]) -> bool:
         | {"targets": [r.target for r in results]})
     MATRIX_RESULTS.write_text(json.dumps(data, indent=1) + "\n")
     return True
+
+
+def built_tail(prefixes: list[PrefixResult]) -> bool:
+    """Whether a prefixes run built the clearing patches alone: a series
+    without them (mainline clears runs itself) has no tail."""
+    return any(p.patch == TAIL for p in prefixes)
 
 
 def load_prefixes(source: Path | None = None) -> tuple[dict, list[PrefixResult]] | None:

@@ -417,18 +417,16 @@ def _build_cell(rec: RunRecord | None, step: str) -> str:
     return _step_cell(rec, step, lambda s: "failed" if s.failed else "ok")
 
 
-def _prefixes_label(source: Path = matrix.PREFIX_RESULTS) -> str:
-    """The proof table's words for a prefixes record: whether its series
-    has clearing patches to build alone."""
-    recorded = matrix.load_prefixes(source)
-    tail = not recorded or any(p.patch == "tail" for p in recorded[1])
+def _prefixes_label(recorded: tuple[dict, list[matrix.PrefixResult]] | None) -> str:
+    """The proof table's words for a prefixes record (matrix.load_prefixes()):
+    whether its series has clearing patches to build alone."""
+    tail = not recorded or matrix.built_tail(recorded[1])
     return ("every prefix, and the clearing patches alone" if tail else "every prefix") \
         + ": W=1, x86-64 and arm64"
 
 
-def _prefixes_cell(source: Path = matrix.PREFIX_RESULTS,
+def _prefixes_cell(recorded: tuple[dict, list[matrix.PrefixResult]] | None,
                    by: str = "`memlab matrix --prefixes`") -> str:
-    recorded = matrix.load_prefixes(source)
     if recorded is None:
         return f"not recorded ({by})"
     prefixes = recorded[1]
@@ -463,6 +461,8 @@ def proof_table() -> Table:
     mainline = _record_or_none(mainline_record)
     mainline_matrix = paths.results_of(kernel_base.MAINLINE) / matrix.MATRIX_RESULTS.name
     mainline_prefixes = paths.results_of(kernel_base.MAINLINE) / matrix.PREFIX_RESULTS.name
+    prefixes = {source: matrix.load_prefixes(source)
+                for source in (matrix.PREFIX_RESULTS, mainline_prefixes)}
     by_mainline = "`memlab test`"
 
     def caught(group: str) -> str:
@@ -496,14 +496,15 @@ def proof_table() -> Table:
         ["", "kunit.py (x86-64)", _kunit_cell(mainline, "kunit.py x86_64", by_mainline)],
         ["", "compile matrix: W=1 (gcc, clang) and sparse, series vs pristine",
          _matrix_cell(mainline_matrix, f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab matrix`")],
-        ["", _prefixes_label(mainline_prefixes),
-         _prefixes_cell(mainline_prefixes,
+        ["", _prefixes_label(prefixes[mainline_prefixes]),
+         _prefixes_cell(prefixes[mainline_prefixes],
                         f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab matrix --prefixes`")],
         ["Deliberately broken fast paths", "KUnit", caught("kunit")],
         ["", "guest scenarios", caught("guests")],
         ["", "compile matrix: a sparse-only and a clang-only mistake", caught("matrix")],
         ["Builds", "i386 HIGHMEM (compile)", _build_cell(full, "build highmem i386")],
-        ["", _prefixes_label(), _prefixes_cell()],
+        ["", _prefixes_label(prefixes[matrix.PREFIX_RESULTS]),
+         _prefixes_cell(prefixes[matrix.PREFIX_RESULTS])],
         ["", "compile matrix: W=1 (gcc, clang) and sparse, series vs pristine",
          _matrix_cell()],
     ]
@@ -522,8 +523,8 @@ def proof_table() -> Table:
     if mainline_matrix.exists():
         sources.append(f"{mainline_matrix.relative_to(paths.REPO)}: "
                        f"{matrix.load_results(mainline_matrix)['date']}")
-    for source in (matrix.PREFIX_RESULTS, mainline_prefixes):
-        if recorded := matrix.load_prefixes(source):
+    for source, recorded in prefixes.items():
+        if recorded:
             facts = recorded[0]
             sources.append(f"{source.relative_to(paths.REPO)}: {facts['date']}, commit "
                            f"{facts['commit']}, {provenance.state(facts.get('provenance'))} "

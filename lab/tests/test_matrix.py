@@ -134,12 +134,13 @@ def test_a_prefix_that_adds_a_warning_is_named(monkeypatch, tmp_path):
 def test_the_prefixes_are_recorded_and_the_proof_table_names_the_unclean(monkeypatch,
                                                                         tmp_path):
     results = _prefix_run(monkeypatch, tmp_path, "c2", ["c2"])
-    facts, recorded = matrix.load_prefixes(tmp_path / "prefixes.json")
+    recorded_run = matrix.load_prefixes(tmp_path / "prefixes.json")
+    facts, recorded = recorded_run
     assert recorded == results and facts["commit"] == "abc"
-    assert tables._prefixes_cell(tmp_path / "prefixes.json") == \
-        "2 of 3 clean; not clean: 2"
-    assert "and the clearing patches alone" in tables._prefixes_label(tmp_path / "prefixes.json")
-    assert tables._prefixes_cell(tmp_path / "none.json", "`x`") == "not recorded (`x`)"
+    assert tables._prefixes_cell(recorded_run) == "2 of 3 clean; not clean: 2"
+    assert "and the clearing patches alone" in tables._prefixes_label(recorded_run)
+    assert tables._prefixes_cell(matrix.load_prefixes(tmp_path / "none.json"), "`x`") == \
+        "not recorded (`x`)"
 
 
 def test_the_clearing_tail_alone_is_built_too(monkeypatch, tmp_path):
@@ -159,7 +160,7 @@ def test_a_series_without_a_clearing_tail_builds_its_prefixes_only(monkeypatch, 
     assert matrix.clearing_tail(["c1", "c2", "c3"]) == []
     results = _prefix_run(monkeypatch, tmp_path, "none", [])
     assert [(r.patch, r.ok) for r in results] == [("1", True), ("2", True)]
-    assert tables._prefixes_label(tmp_path / "prefixes.json") == \
+    assert tables._prefixes_label(matrix.load_prefixes(tmp_path / "prefixes.json")) == \
         "every prefix: W=1, x86-64 and arm64"
 
 

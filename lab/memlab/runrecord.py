@@ -2,15 +2,17 @@
 the documents' CI and proof tables come from runs, not from prose.
 
 `memlab test` keeps its last complete run of each plan (results/test/
-default.json, full.json); `memlab ci` its last cold and warm run (results/
-ci/cold.json, warm.json), the quick bench included.
+default.json, full.json), and adds to full.json the steps of a passing
+`--full` run that left some out (a step re-run so names its own date and
+code); `memlab ci` keeps its last cold and warm run (results/ci/cold.json,
+warm.json), the quick bench included.
 """
 from __future__ import annotations
 
 import json
 import subprocess
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Protocol
 
@@ -37,6 +39,10 @@ class StepRecord:
     # The guest steps' passing runs by name ("fast-paths", "pmem (base)"),
     # so that a document can cite the run that proves one scenario.
     passed_cases: list[str] = field(default_factory=list)
+    # Set on a step that a later partial run re-ran: when, and what code
+    # it ran (provenance.py); None: the record's own.
+    date: str | None = None
+    provenance: dict[str, Any] | None = None
 
 
 @dataclass
@@ -60,6 +66,22 @@ class RunRecord:
 
     def step(self, name: str) -> StepRecord | None:
         return next((s for s in self.steps if s.name == name), None)
+
+    def with_steps_of(self, later: RunRecord) -> RunRecord:
+        """This record with @later's steps (a partial run's) in place of its
+        own of the same name, each naming @later's date and code."""
+        rerun = {s.name: replace(s, date=later.date, provenance=later.provenance)
+                 for s in later.steps}
+        steps = [rerun.pop(s.name, s) for s in self.steps]
+        return replace(self, steps=steps + list(rerun.values()))
+
+    def rerun_steps(self) -> dict[str, list[StepRecord]]:
+        """The steps later partial runs re-ran, by the date of each run."""
+        runs: dict[str, list[StepRecord]] = {}
+        for s in self.steps:
+            if s.date is not None:
+                runs.setdefault(s.date, []).append(s)
+        return runs
 
     def write(self, path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -394,6 +394,14 @@ def ci_table() -> Table:
     return Table(caption, header, rows, [r[0] for r in rows])
 
 
+def _rerun_text(rec: RunRecord) -> str:
+    """The steps of @rec that later partial runs re-ran, with their code."""
+    return "".join(
+        f"; re-run {date}, commit {(steps[0].provenance or {}).get('commit', '?')}, "
+        f"{provenance.state(steps[0].provenance)}: {', '.join(s.name for s in steps)}"
+        for date, steps in rec.rerun_steps().items())
+
+
 def _step_cell(rec: RunRecord | None, step: str, verdict: Callable[[StepRecord], str],
                recorded_by: str = "`memlab test --full`") -> str:
     """A step of a run record in the proof table's words."""
@@ -512,7 +520,8 @@ def proof_table() -> Table:
                f"{provenance.state(default.provenance)} (`memlab test`)"]
     if full:
         sources.append(f"results/test/full.json: {full.date}, commit {full.commit}, "
-                       f"{provenance.state(full.provenance)} (`memlab test --full`)")
+                       f"{provenance.state(full.provenance)} (`memlab test --full`)"
+                       + _rerun_text(full))
     if mainline:
         sources.append(f"{mainline_record.relative_to(paths.REPO)}: {mainline.date}, "
                        f"commit {mainline.commit}, {provenance.state(mainline.provenance)} "

@@ -447,8 +447,8 @@ def _stamp(path: Path) -> int | None:
 def run_base(name: str, quick: bool, full: bool, skip: set[str]) -> Step:
     """`memlab test` on base @name, in a process of its own (a base's paths
     are fixed at import, paths.py), with the options the user gave: its
-    checks are this step's (from the record it wrote, which a run with
-    --quick or --skip does not; else one check, passed or failed)."""
+    checks are this step's (from the whole run's record it wrote, which a
+    run with --quick or --skip does not; else one check, passed or failed)."""
     step = Step(name)
     log = paths.of_base(paths.BUILD, name) / "logs" / "test.log"
     record = test_record(full, name)
@@ -462,7 +462,7 @@ def run_base(name: str, quick: bool, full: bool, skip: set[str]) -> Step:
     before = _stamp(record)
     rc = run_logged(cmd, log, f"memlab test on {name}", env=env, check=False)
     summary = tail(log, 200).partition("==== memlab test summary ====")[2].strip()
-    if record.exists() and _stamp(record) != before:
+    if not left_out and record.exists() and _stamp(record) != before:
         for s in RunRecord.load(record).steps:
             step.passed += s.passed
             step.failed += s.failed
@@ -660,8 +660,11 @@ def execute(quick: bool = False, full: bool = False, skip: set[str] | None = Non
 def run(quick: bool = False, full: bool = False, skip: set[str] | None = None) -> int:
     test = execute(quick, full, skip)
     test.print_summary()
-    if not quick and not skip and test.ok:
-        record(test, full)
+    if not quick and test.ok:
+        if not skip:
+            record(test, full)
+        elif full:
+            record_part(test)
     return 0 if test.ok else 1
 
 
@@ -677,3 +680,17 @@ def record(test: TestRun, full: bool) -> None:
     proof table says (a failed run leaves the last passing one)."""
     rec = RunRecord.now(0, test.seconds, test.records(), provenance_of_plan())
     say(f"recorded in {rec.write(TEST_RESULTS / ('full.json' if full else 'default.json'))}")
+
+
+def record_part(test: TestRun) -> None:
+    """Add a passing --full run that left steps out to the whole run's
+    record: a plan longer than a working session is proven a part at a
+    time, each re-run step naming its own date and code."""
+    path = TEST_RESULTS / "full.json"
+    if not path.exists():
+        say(f"not recorded: a partial run adds to a whole run's record, and "
+            f"{path.relative_to(paths.REPO)} holds none yet")
+        return
+    part = RunRecord.now(0, test.seconds, test.records(), provenance_of_plan())
+    names = ", ".join(s.name for s in part.steps)
+    say(f"{names}: recorded in {RunRecord.load(path).with_steps_of(part).write(path)}")

@@ -289,3 +289,41 @@ def test_another_bases_run_is_one_step_with_its_checks(monkeypatch, tmp_path):
     step = testcmd.run_base("7.2", False, True, {"guest", "7.2"})
     assert ran[-1] == [str(tmp_path / "memlab"), "test", "--full", "--skip=guest"]
     assert step.failed == 1 and "kunit.py x86_64  0 passed, 1 failed" in step.notes
+
+
+def test_a_partial_full_run_adds_its_steps_to_the_whole_runs_record(monkeypatch, tmp_path):
+    from memlab import paths, runrecord, tables
+    monkeypatch.setattr(paths, "REPO", tmp_path)
+    monkeypatch.setattr(testcmd, "TEST_RESULTS", tmp_path)
+    new = {"commit": "new", "series": {}, "base": "", "host_cpu": "cpu"}
+    monkeypatch.setattr(testcmd, "provenance_of_plan", lambda: new)
+    monkeypatch.setattr(testcmd, "say", lambda text: None)
+    ran = testcmd.TestRun([testcmd.Step("kunit debug", passed=182),
+                           testcmd.Step("kunit.py x86_64", passed=9)], 60.0)
+    monkeypatch.setattr(testcmd, "execute", lambda quick, full, skip: ran)
+    record = tmp_path / "full.json"
+    # No whole run to add to: nothing is written.
+    assert testcmd.run(full=True, skip={"lab"}) == 0 and not record.exists()
+    whole = [runrecord.StepRecord("kunit lab", 149, 0, 3.0),
+             runrecord.StepRecord("kunit debug", 127, 0, 30.0, skipped=23)]
+    runrecord.RunRecord("then", "cpu", "old", 0, 99.0, whole, provenance={"commit": "old"}
+                        ).write(record)
+    assert testcmd.run(full=True, skip={"lab"}) == 0
+    rec = runrecord.RunRecord.load(record)
+    assert (rec.date, rec.commit, rec.seconds) == ("then", "old", 99.0)
+    assert [(s.name, s.passed, s.skipped) for s in rec.steps] == [
+        ("kunit lab", 149, 0), ("kunit debug", 182, 0), ("kunit.py x86_64", 9, 0)]
+    lab, debug, kunit_py = rec.steps
+    assert lab.date is None and debug.date == kunit_py.date != "then"
+    assert debug.provenance == new
+    assert list(rec.rerun_steps().values()) == [[debug, kunit_py]]
+    assert tables._rerun_text(rec).startswith(f"; re-run {debug.date}, commit new, STALE")
+    assert tables._rerun_text(rec).endswith(": kunit debug, kunit.py x86_64")
+    # A failed partial run leaves the record as it was.
+    ran.steps.append(testcmd.Step("guest debug", failed=1))
+    assert testcmd.run(full=True, skip={"lab"}) == 1
+    assert runrecord.RunRecord.load(record) == rec
+    # A run of the default plan with steps left out records nothing.
+    ran.steps.pop()
+    record.unlink()
+    assert testcmd.run(skip={"lab"}) == 0 and not list(tmp_path.iterdir())

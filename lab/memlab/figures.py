@@ -44,7 +44,7 @@ from .matrix import load_results
 from .postings import Reference
 from .results import REPEATABLE, Result
 from .runner import LabError
-from .runrecord import CI_RESULTS, TEST_RESULTS, RunRecord
+from .runrecord import CI_RESULTS, RunRecord, test_record
 from .testcmd import DEFAULT_PLAN_MINUTES
 from .uploads import Uploads
 
@@ -202,7 +202,9 @@ def _step_value(rec: RunRecord, source: Path, step: str, what: str) -> str:
 
 
 def _test(plan: str, step: str, what: str, *rest: str) -> str:
-    source = TEST_RESULTS / f"{plan}.json"
+    if plan not in ("default", "full"):
+        raise LabError(f"test figure: unknown plan {plan!r} (default or full)")
+    source = test_record(full=plan == "full")
     rec = _record(source)
     if step == "sum":   # a field summed over the steps whose names start so
         prefix, field = what, rest[0]

@@ -23,10 +23,12 @@ TEST_RESULTS = paths.RESULTS / "test"
 CI_RESULTS = paths.RESULTS / "ci"
 
 
-def test_record(full: bool, base: str) -> Path:
-    """Where `memlab test` on another base keeps its last whole run of a
-    plan (TEST_RESULTS holds the base in use's)."""
-    return paths.results_of(base) / "test" / ("full.json" if full else "default.json")
+def test_record(full: bool, base: str | None = None) -> Path:
+    """Where `memlab test` on @base (None: the base in use) keeps its last
+    whole run of the default plan or, with @full, of --full."""
+    directory = (TEST_RESULTS if base is None or base == paths.BASE
+                 else paths.results_of(base) / "test")
+    return directory / ("full.json" if full else "default.json")
 
 
 @dataclass

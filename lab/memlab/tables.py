@@ -19,7 +19,7 @@ from .floors import FLOORS
 from .postings import Reference
 from .results import BASE, ONE_THREAD, ONE_THREAD_ARG, PATCHED, Result, Row
 from .runner import LabError
-from .runrecord import CI_RESULTS, TEST_RESULTS, RunRecord, StepRecord, test_record, totals
+from .runrecord import CI_RESULTS, RunRecord, StepRecord, test_record, totals
 from .series import Series
 
 
@@ -460,8 +460,8 @@ def _record_or_none(path: Path) -> RunRecord | None:
 def proof_table() -> Table:
     """What the tests prove, from the last whole `memlab test` runs and the
     record of deliberately broken fast paths."""
-    default = _record_or_none(TEST_RESULTS / "default.json")
-    full = _record_or_none(TEST_RESULTS / "full.json")
+    default = _record_or_none(test_record(full=False))
+    full = _record_or_none(test_record(full=True))
     if default is None:
         raise LabError("no `memlab test` run recorded in results/test/")
     # The mainline base's own run, a step of the default base's (testcmd.run_base()).
@@ -631,7 +631,7 @@ def switches_table() -> Table:
     the last whole `memlab test` runs (default and --full) that show each
     taking the slow path."""
     runs = [(name, rec) for name in ("default", "full")
-            if (rec := _record_or_none(TEST_RESULTS / f"{name}.json"))]
+            if (rec := _record_or_none(test_record(full=name == "full")))]
 
     def proof(scenario: str) -> str:
         passed = [f"{s.name.removeprefix('guest ')} ({name}.json)" for name, rec in runs

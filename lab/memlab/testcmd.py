@@ -28,7 +28,7 @@ from .catalog import DEFER_CONFIG, SCENARIOS
 from .scenario import Scenario
 from .console import Console
 from .runner import LabError, run_logged, run_quiet, say, tail
-from .runrecord import CI_RESULTS, TEST_RESULTS, RunRecord, StepRecord, test_record, totals
+from .runrecord import CI_RESULTS, RunRecord, StepRecord, test_record, totals
 from .series import (CHECKOUT_PLACEHOLDER, COVER_LETTER, apply_command,
                      parse_am_run_failure, parts, patch_subject)
 
@@ -611,7 +611,7 @@ def _last_seconds() -> dict[str, dict[str, float]]:
     the whole plans of `memlab test`."""
     out: dict[str, dict[str, float]] = {}
     for label, path in (("cold CI", CI_RESULTS / "cold.json"), ("warm CI", CI_RESULTS / "warm.json"),
-                        ("full", TEST_RESULTS / "full.json")):
+                        ("full", test_record(full=True))):
         if path.exists():
             for s in RunRecord.load(path).steps:
                 out.setdefault(s.name, {})[label] = s.seconds
@@ -679,14 +679,14 @@ def record(test: TestRun, full: bool) -> None:
     """Keep a whole plan's passing run: its record is what the documents'
     proof table says (a failed run leaves the last passing one)."""
     rec = RunRecord.now(0, test.seconds, test.records(), provenance_of_plan())
-    say(f"recorded in {rec.write(TEST_RESULTS / ('full.json' if full else 'default.json'))}")
+    say(f"recorded in {rec.write(test_record(full))}")
 
 
 def record_part(test: TestRun) -> None:
     """Add a passing --full run that left steps out to the whole run's
     record: a plan longer than a working session is proven a part at a
     time, each re-run step naming its own date and code."""
-    path = TEST_RESULTS / "full.json"
+    path = test_record(full=True)
     if not path.exists():
         say(f"not recorded: a partial run adds to a whole run's record, and "
             f"{path.relative_to(paths.REPO)} holds none yet")

@@ -14,7 +14,7 @@ def fake_test(steps):
 @pytest.fixture
 def record_dir(tmp_path, monkeypatch):
     monkeypatch.setattr(ci, "CI_RESULTS", tmp_path)
-    monkeypatch.setattr(testcmd, "TEST_RESULTS", tmp_path / "test")
+    monkeypatch.setattr(runrecord, "TEST_RESULTS", tmp_path / "test")
     monkeypatch.setattr(runrecord, "head_commit", lambda: "abc1234")
     monkeypatch.setattr(documents, "run", lambda check=False: 0)
     return tmp_path

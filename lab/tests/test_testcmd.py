@@ -294,7 +294,7 @@ def test_another_bases_run_is_one_step_with_its_checks(monkeypatch, tmp_path):
 def test_a_partial_full_run_adds_its_steps_to_the_whole_runs_record(monkeypatch, tmp_path):
     from memlab import paths, runrecord, tables
     monkeypatch.setattr(paths, "REPO", tmp_path)
-    monkeypatch.setattr(testcmd, "TEST_RESULTS", tmp_path)
+    monkeypatch.setattr(runrecord, "TEST_RESULTS", tmp_path)
     new = {"commit": "new", "series": {}, "base": "", "host_cpu": "cpu"}
     monkeypatch.setattr(testcmd, "provenance_of_plan", lambda: new)
     monkeypatch.setattr(testcmd, "say", lambda text: None)

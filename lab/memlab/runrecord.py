@@ -4,7 +4,8 @@ the documents' CI and proof tables come from runs, not from prose.
 `memlab test` keeps its last complete run of each plan (results/test/
 default.json, full.json), and adds to full.json the steps of a passing
 `--full` run that left some out (a step re-run so names its own date and
-code); `memlab ci` keeps its last cold and warm run (results/ci/cold.json,
+code; the first such run starts the record when no whole run made one);
+`memlab ci` keeps its last cold and warm run (results/ci/cold.json,
 warm.json), the quick bench included.
 """
 from __future__ import annotations
@@ -58,6 +59,9 @@ class RunRecord:
     cold: bool | None = None    # the compiler cache was empty at the start
     # What code it ran (provenance.py); None in records older than it.
     provenance: dict[str, Any] | None = None
+    # False: no whole run made this record, only partial runs (each step
+    # names its own), and the fields above are the first part's.
+    whole: bool = True
 
     @classmethod
     def now(cls, exit_code: int, seconds: float, steps: list[StepRecord],
@@ -76,6 +80,11 @@ class RunRecord:
                  for s in later.steps}
         steps = [rerun.pop(s.name, s) for s in self.steps]
         return replace(self, steps=steps + list(rerun.values()))
+
+    @classmethod
+    def from_part(cls, part: RunRecord) -> RunRecord:
+        """A record started by a partial run, where no whole run made one."""
+        return replace(part, steps=[], whole=False).with_steps_of(part)
 
     def rerun_steps(self) -> dict[str, list[StepRecord]]:
         """The steps later partial runs re-ran, by the date of each run."""

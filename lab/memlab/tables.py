@@ -396,10 +396,30 @@ def ci_table() -> Table:
 
 def _rerun_text(rec: RunRecord) -> str:
     """The steps of @rec that later partial runs re-ran, with their code."""
+    verb = "re-run" if rec.whole else "run"
     return "".join(
-        f"; re-run {date}, commit {(steps[0].provenance or {}).get('commit', '?')}, "
+        f"; {verb} {date}, commit {(steps[0].provenance or {}).get('commit', '?')}, "
         f"{provenance.state(steps[0].provenance)}: {', '.join(s.name for s in steps)}"
         for date, steps in rec.rerun_steps().items())
+
+
+def _run_source(path: Path, rec: RunRecord, how: str) -> str:
+    """A test run record as a table's source: its run (or that no whole run
+    made it) and the steps partial runs re-ran."""
+    where = path.relative_to(paths.REPO)
+    head = (f"{where}: {rec.date}, commit {rec.commit}, {provenance.state(rec.provenance)} ({how})"
+            if rec.whole else f"{where}: no whole run, only parts ({how})")
+    return head + _rerun_text(rec)
+
+
+def _steps_cell(rec: RunRecord | None, kind: str, cell: Callable[[StepRecord], str],
+                recorded_by: str) -> str:
+    """Every step of one kind ("kunit", "guest") of a run record: each
+    kernel's result."""
+    steps = [s for s in rec.steps if s.name.startswith(kind + " ")] if rec else []
+    if not steps:
+        return f"not recorded ({recorded_by})" if rec is None else "not run"
+    return "; ".join(f"{s.name.removeprefix(kind + ' ')}: {cell(s)}" for s in steps)
 
 
 def _step_cell(rec: RunRecord | None, step: str, verdict: Callable[[StepRecord], str],
@@ -411,14 +431,21 @@ def _step_cell(rec: RunRecord | None, step: str, verdict: Callable[[StepRecord],
     return verdict(s)
 
 
+def _kunit_result(s: StepRecord) -> str:
+    return f"{s.passed} pass, {s.failed} fail" + (f", {s.skipped} skip" if s.skipped else "")
+
+
+def _guest_result(s: StepRecord) -> str:
+    return f"{s.passed} of {s.passed + s.failed} runs pass"
+
+
 def _kunit_cell(rec: RunRecord | None, step: str,
                 recorded_by: str = "`memlab test --full`") -> str:
-    return _step_cell(rec, step, lambda s: f"{s.passed} pass, {s.failed} fail"
-                      + (f", {s.skipped} skip" if s.skipped else ""), recorded_by)
+    return _step_cell(rec, step, _kunit_result, recorded_by)
 
 
 def _guest_cell(rec: RunRecord | None, step: str) -> str:
-    return _step_cell(rec, step, lambda s: f"{s.passed} of {s.passed + s.failed} runs pass")
+    return _step_cell(rec, step, _guest_result)
 
 
 def _build_cell(rec: RunRecord | None, step: str) -> str:
@@ -467,6 +494,9 @@ def proof_table() -> Table:
     # The mainline base's own run, a step of the default base's (testcmd.run_base()).
     mainline_record = test_record(False, kernel_base.MAINLINE)
     mainline = _record_or_none(mainline_record)
+    mainline_full_record = test_record(True, kernel_base.MAINLINE)
+    mainline_full = _record_or_none(mainline_full_record)
+    by_mainline_full = f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab test --full`"
     mainline_matrix = paths.results_of(kernel_base.MAINLINE) / matrix.MATRIX_RESULTS.name
     mainline_prefixes = paths.results_of(kernel_base.MAINLINE) / matrix.PREFIX_RESULTS.name
     prefixes = {source: matrix.load_prefixes(source)
@@ -502,6 +532,10 @@ def proof_table() -> Table:
          + _step_cell(mainline, "checkpatch", lambda s: f"{s.passed} of "
                       f"{s.passed + s.failed} patches clean", by_mainline)],
         ["", "kunit.py (x86-64)", _kunit_cell(mainline, "kunit.py x86_64", by_mainline)],
+        ["", "KUnit, each kernel of `--full`",
+         _steps_cell(mainline_full, "kunit", _kunit_result, by_mainline_full)],
+        ["", "guest scenarios, each kernel of `--full`",
+         _steps_cell(mainline_full, "guest", _guest_result, by_mainline_full)],
         ["", "compile matrix: W=1 (gcc, clang) and sparse, series vs pristine",
          _matrix_cell(mainline_matrix, f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab matrix`")],
         ["", _prefixes_label(prefixes[mainline_prefixes]),
@@ -519,13 +553,13 @@ def proof_table() -> Table:
     sources = [f"results/test/default.json: {default.date}, commit {default.commit}, "
                f"{provenance.state(default.provenance)} (`memlab test`)"]
     if full:
-        sources.append(f"results/test/full.json: {full.date}, commit {full.commit}, "
-                       f"{provenance.state(full.provenance)} (`memlab test --full`)"
-                       + _rerun_text(full))
+        sources.append(_run_source(test_record(full=True), full, "`memlab test --full`"))
     if mainline:
         sources.append(f"{mainline_record.relative_to(paths.REPO)}: {mainline.date}, "
                        f"commit {mainline.commit}, {provenance.state(mainline.provenance)} "
                        f"(`memlab test`'s step {kernel_base.MAINLINE})")
+    if mainline_full:
+        sources.append(_run_source(mainline_full_record, mainline_full, by_mainline_full))
     sources += [f"results/selftests/{arches.DEBIAN_CONFIG}.json (`memlab test --full`)",
                 "results/breaks.json (each break run by hand, docs/testing.md)",
                 "results/matrix.json (`memlab matrix`)"]

@@ -683,14 +683,11 @@ def record(test: TestRun, full: bool) -> None:
 
 
 def record_part(test: TestRun) -> None:
-    """Add a passing --full run that left steps out to the whole run's
-    record: a plan longer than a working session is proven a part at a
-    time, each re-run step naming its own date and code."""
+    """Add a passing --full run that left steps out to the plan's record
+    (or start one): a plan longer than a working session is proven a part
+    at a time, each re-run step naming its own date and code."""
     path = test_record(full=True)
-    if not path.exists():
-        say(f"not recorded: a partial run adds to a whole run's record, and "
-            f"{path.relative_to(paths.REPO)} holds none yet")
-        return
     part = RunRecord.now(0, test.seconds, test.records(), provenance_of_plan())
+    rec = RunRecord.load(path).with_steps_of(part) if path.exists() else RunRecord.from_part(part)
     names = ", ".join(s.name for s in part.steps)
-    say(f"{names}: recorded in {RunRecord.load(path).with_steps_of(part).write(path)}")
+    say(f"{names}: recorded in {rec.write(path)}")

@@ -302,15 +302,22 @@ def test_a_partial_full_run_adds_its_steps_to_the_whole_runs_record(monkeypatch,
                            testcmd.Step("kunit.py x86_64", passed=9)], 60.0)
     monkeypatch.setattr(testcmd, "execute", lambda quick, full, skip: ran)
     record = tmp_path / "full.json"
-    # No whole run to add to: nothing is written.
-    assert testcmd.run(full=True, skip={"lab"}) == 0 and not record.exists()
+    # No whole run to add to: the part starts the record, and says so.
+    assert testcmd.run(full=True, skip={"lab"}) == 0
+    started = runrecord.RunRecord.load(record)
+    assert not started.whole and [s.name for s in started.steps] == ["kunit debug", "kunit.py x86_64"]
+    assert all(s.provenance == new and s.date == started.date for s in started.steps)
+    source = tables._run_source(record, started, "`memlab test --full`")
+    assert source.startswith("full.json: no whole run, only parts (`memlab test --full`); run ")
+    assert tables._steps_cell(started, "kunit", tables._kunit_result, "") == "debug: 182 pass, 0 fail"
+    assert tables._steps_cell(started, "guest", tables._guest_result, "") == "not run"
     whole = [runrecord.StepRecord("kunit lab", 149, 0, 3.0),
              runrecord.StepRecord("kunit debug", 127, 0, 30.0, skipped=23)]
     runrecord.RunRecord("then", "cpu", "old", 0, 99.0, whole, provenance={"commit": "old"}
                         ).write(record)
     assert testcmd.run(full=True, skip={"lab"}) == 0
     rec = runrecord.RunRecord.load(record)
-    assert (rec.date, rec.commit, rec.seconds) == ("then", "old", 99.0)
+    assert rec.whole and (rec.date, rec.commit, rec.seconds) == ("then", "old", 99.0)
     assert [(s.name, s.passed, s.skipped) for s in rec.steps] == [
         ("kunit lab", 149, 0), ("kunit debug", 182, 0), ("kunit.py x86_64", 9, 0)]
     lab, debug, kunit_py = rec.steps

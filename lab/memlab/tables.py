@@ -418,7 +418,7 @@ def _steps_cell(rec: RunRecord | None, kind: str, cell: Callable[[StepRecord], s
     kernel's result."""
     steps = [s for s in rec.steps if s.name.startswith(kind + " ")] if rec else []
     if not steps:
-        return f"not recorded ({recorded_by})" if rec is None else "not run"
+        return _not_there(rec, recorded_by)
     return "; ".join(f"{s.name.removeprefix(kind + ' ')}: {cell(s)}" for s in steps)
 
 
@@ -427,8 +427,13 @@ def _step_cell(rec: RunRecord | None, step: str, verdict: Callable[[StepRecord],
     """A step of a run record in the proof table's words."""
     s = rec.step(step) if rec else None
     if s is None:
-        return f"not recorded ({recorded_by})" if rec is None else "not run"
+        return _not_there(rec, recorded_by)
     return verdict(s)
+
+
+def _not_there(rec: RunRecord | None, recorded_by: str) -> str:
+    """A proof cell whose step has no result: no record, or not run in it."""
+    return f"not recorded ({recorded_by})" if rec is None else "not run"
 
 
 def _kunit_result(s: StepRecord) -> str:
@@ -550,14 +555,12 @@ def proof_table() -> Table:
         ["", "compile matrix: W=1 (gcc, clang) and sparse, series vs pristine",
          _matrix_cell()],
     ]
-    sources = [f"results/test/default.json: {default.date}, commit {default.commit}, "
-               f"{provenance.state(default.provenance)} (`memlab test`)"]
+    sources = [_run_source(test_record(full=False), default, "`memlab test`")]
     if full:
         sources.append(_run_source(test_record(full=True), full, "`memlab test --full`"))
     if mainline:
-        sources.append(f"{mainline_record.relative_to(paths.REPO)}: {mainline.date}, "
-                       f"commit {mainline.commit}, {provenance.state(mainline.provenance)} "
-                       f"(`memlab test`'s step {kernel_base.MAINLINE})")
+        sources.append(_run_source(mainline_record, mainline,
+                                   f"`memlab test`'s step {kernel_base.MAINLINE}"))
     if mainline_full:
         sources.append(_run_source(mainline_full_record, mainline_full, by_mainline_full))
     sources += [f"results/selftests/{arches.DEBIAN_CONFIG}.json (`memlab test --full`)",

@@ -290,6 +290,25 @@ def test_another_bases_run_is_one_step_with_its_checks(monkeypatch, tmp_path):
     assert ran[-1] == [str(tmp_path / "memlab"), "test", "--full", "--skip=guest"]
     assert step.failed == 1 and "kunit.py x86_64  0 passed, 1 failed" in step.notes
 
+    # A part of --full: its own steps, not those earlier parts added.
+    full = record.with_name("full.json")
+    earlier = runrecord.RunRecord("2026-12-01 10:00:00 UTC", "cpu", "c", 0, 9.0,
+                                  [runrecord.StepRecord("kunit lab", 177, 0, 3.0)])
+    runrecord.RunRecord.from_part(earlier).write(full)
+    os.utime(full, ns=(0, 0))
+
+    def part(cmd, log, phase, env, check):
+        ran.append(cmd)
+        log.write_text("==== memlab test summary ====\nkunit debug  183 passed\n")
+        now = runrecord.RunRecord("2026-12-02 10:00:00 UTC", "cpu", "c", 0, 9.0,
+                                  [runrecord.StepRecord("kunit debug", 183, 0, 40.0)])
+        runrecord.RunRecord.load(full).with_steps_of(now).write(full)
+        return 0
+    monkeypatch.setattr(testcmd, "run_logged", part)
+    step = testcmd.run_base("7.2", False, True, {"lab", "7.2"})
+    assert (step.passed, step.failed) == (183, 0)
+    assert "kunit debug: 183 passed, 0 failed" in step.notes
+
 
 def test_a_partial_full_run_adds_its_steps_to_the_whole_runs_record(monkeypatch, tmp_path):
     from memlab import paths, runrecord, tables

@@ -485,6 +485,14 @@ def _matrix_cell(source: Path = matrix.MATRIX_RESULTS, by: str = "`memlab matrix
         f"; not run yet: {', '.join(unrun)}" if unrun else "")
 
 
+def _matrix_source(path: Path, by: str) -> str:
+    """A compile matrix record: when, what code, whether it is current, and
+    the command (@by) that remakes it."""
+    data = matrix.load_results(path)
+    return (f"{path.relative_to(paths.REPO)}: {data['date']}, commit {data['commit']}, "
+            f"{provenance.state(data.get('provenance'))} ({by})")
+
+
 def _record_or_none(path: Path) -> RunRecord | None:
     return RunRecord.load(path) if path.exists() else None
 
@@ -564,11 +572,11 @@ def proof_table() -> Table:
     if mainline_full:
         sources.append(_run_source(mainline_full_record, mainline_full, by_mainline_full))
     sources += [f"results/selftests/{arches.DEBIAN_CONFIG}.json (`memlab test --full`)",
-                "results/breaks.json (each break run by hand, docs/testing.md)",
-                "results/matrix.json (`memlab matrix`)"]
-    if mainline_matrix.exists():
-        sources.append(f"{mainline_matrix.relative_to(paths.REPO)}: "
-                       f"{matrix.load_results(mainline_matrix)['date']}")
+                "results/breaks.json (each break run by hand, docs/testing.md)"]
+    sources += [_matrix_source(path, by) for path, by in (
+                    (matrix.MATRIX_RESULTS, "`memlab matrix`"),
+                    (mainline_matrix, f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab matrix`"))
+                if path.exists()]
     for source, recorded in prefixes.items():
         if recorded:
             facts = recorded[0]

@@ -232,6 +232,14 @@ def test_the_proof_table_names_the_targets_no_recorded_run_has(monkeypatch):
                          "x86_64-hotplug-no-device-clang, arm64-clang")
     rows = tables.matrix_table().rows
     assert [r[3] for r in rows][:1] == ["gcc W=1"] and rows[-1][3:] == ["", "not run"]
+    # Its source says whether the record is of today's code.
+    monkeypatch.setattr(matrix.MATRIX_RESULTS.__class__, "relative_to", lambda self, other: self)
+    assert tables._matrix_source(matrix.MATRIX_RESULTS, "`m`").endswith(
+        ", commit x, provenance not recorded (`m`)")
+    record["provenance"] = {"commit": "x", "series": {"product": "old", "lab": "old"},
+                            "base": "", "host_cpu": "c"}
+    assert "STALE: the code changed since (product series old -> " in \
+        tables._matrix_source(matrix.MATRIX_RESULTS, "`m`")
 
 
 def test_a_run_of_some_targets_amends_the_record_of_the_same_series(monkeypatch, tmp_path):

@@ -9,7 +9,7 @@ import json
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from . import (arches, bench, commands, figures, kernel_base, matrix, native, package,
                paths, postings, provenance, selftests, switches)
@@ -403,12 +403,19 @@ def _rerun_text(rec: RunRecord) -> str:
         for date, steps in rec.rerun_steps().items())
 
 
+def _source(path: Path, date: str, commit: str, recorded: dict[str, Any] | None,
+            how: str) -> str:
+    """A record as a table's source: when, what code, whether that is
+    today's, and the command (@how) that remakes it."""
+    return (f"{path.relative_to(paths.REPO)}: {date}, commit {commit}, "
+            f"{provenance.state(recorded)} ({how})")
+
+
 def _run_source(path: Path, rec: RunRecord, how: str) -> str:
     """A test run record as a table's source: its run (or that no whole run
     made it) and the steps partial runs re-ran."""
-    where = path.relative_to(paths.REPO)
-    head = (f"{where}: {rec.date}, commit {rec.commit}, {provenance.state(rec.provenance)} ({how})"
-            if rec.whole else f"{where}: no whole run, only parts ({how})")
+    head = (_source(path, rec.date, rec.commit, rec.provenance, how) if rec.whole
+            else f"{path.relative_to(paths.REPO)}: no whole run, only parts ({how})")
     return head + _rerun_text(rec)
 
 
@@ -486,11 +493,8 @@ def _matrix_cell(source: Path = matrix.MATRIX_RESULTS, by: str = "`memlab matrix
 
 
 def _matrix_source(path: Path, by: str) -> str:
-    """A compile matrix record: when, what code, whether it is current, and
-    the command (@by) that remakes it."""
     data = matrix.load_results(path)
-    return (f"{path.relative_to(paths.REPO)}: {data['date']}, commit {data['commit']}, "
-            f"{provenance.state(data.get('provenance'))} ({by})")
+    return _source(path, data["date"], data["commit"], data.get("provenance"), by)
 
 
 def _record_or_none(path: Path) -> RunRecord | None:
@@ -511,6 +515,7 @@ def proof_table() -> Table:
     mainline_full = _record_or_none(mainline_full_record)
     by_mainline_full = f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab test --full`"
     mainline_matrix = paths.results_of(kernel_base.MAINLINE) / matrix.MATRIX_RESULTS.name
+    by_mainline_matrix = f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab matrix`"
     mainline_prefixes = paths.results_of(kernel_base.MAINLINE) / matrix.PREFIX_RESULTS.name
     prefixes = {source: matrix.load_prefixes(source)
                 for source in (matrix.PREFIX_RESULTS, mainline_prefixes)}
@@ -550,7 +555,7 @@ def proof_table() -> Table:
         ["", "guest scenarios, each kernel of `--full`",
          _steps_cell(mainline_full, "guest", _guest_result, by_mainline_full)],
         ["", "compile matrix: W=1 (gcc, clang) and sparse, series vs pristine",
-         _matrix_cell(mainline_matrix, f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab matrix`")],
+         _matrix_cell(mainline_matrix, by_mainline_matrix)],
         ["", _prefixes_label(prefixes[mainline_prefixes]),
          _prefixes_cell(prefixes[mainline_prefixes],
                         f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab matrix --prefixes`")],
@@ -575,14 +580,14 @@ def proof_table() -> Table:
                 "results/breaks.json (each break run by hand, docs/testing.md)"]
     sources += [_matrix_source(path, by) for path, by in (
                     (matrix.MATRIX_RESULTS, "`memlab matrix`"),
-                    (mainline_matrix, f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab matrix`"))
+                    (mainline_matrix, by_mainline_matrix))
                 if path.exists()]
     for source, recorded in prefixes.items():
         if recorded:
             facts = recorded[0]
-            sources.append(f"{source.relative_to(paths.REPO)}: {facts['date']}, commit "
-                           f"{facts['commit']}, {provenance.state(facts.get('provenance'))} "
-                           "(`memlab matrix --prefixes`, a step of `memlab test --full`)")
+            sources.append(_source(source, facts["date"], facts["commit"],
+                                   facts.get("provenance"),
+                                   "`memlab matrix --prefixes`, a step of `memlab test --full`"))
     return Table("; ".join(sources), ["proof", "kernel", "result"], rows,
                  [r[0] or "" for r in rows], trailing_text=2)
 

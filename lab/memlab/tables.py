@@ -517,8 +517,12 @@ def proof_table() -> Table:
     mainline_matrix = paths.results_of(kernel_base.MAINLINE) / matrix.MATRIX_RESULTS.name
     by_mainline_matrix = f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab matrix`"
     mainline_prefixes = paths.results_of(kernel_base.MAINLINE) / matrix.PREFIX_RESULTS.name
+    by_mainline_prefixes = f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab matrix --prefixes`"
     prefixes = {source: matrix.load_prefixes(source)
                 for source in (matrix.PREFIX_RESULTS, mainline_prefixes)}
+    prefixes_by = {matrix.PREFIX_RESULTS:
+                   "`memlab matrix --prefixes`, a step of `memlab test --full`",
+                   mainline_prefixes: f"{by_mainline_prefixes}, a step of {by_mainline_full}"}
     by_mainline = "`memlab test`"
 
     def caught(group: str) -> str:
@@ -557,8 +561,7 @@ def proof_table() -> Table:
         ["", "compile matrix: W=1 (gcc, clang) and sparse, series vs pristine",
          _matrix_cell(mainline_matrix, by_mainline_matrix)],
         ["", _prefixes_label(prefixes[mainline_prefixes]),
-         _prefixes_cell(prefixes[mainline_prefixes],
-                        f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab matrix --prefixes`")],
+         _prefixes_cell(prefixes[mainline_prefixes], by_mainline_prefixes)],
         ["Deliberately broken fast paths", "KUnit", caught("kunit")],
         ["", "guest scenarios", caught("guests")],
         ["", "compile matrix: a sparse-only and a clang-only mistake", caught("matrix")],
@@ -586,8 +589,7 @@ def proof_table() -> Table:
         if recorded:
             facts = recorded[0]
             sources.append(_source(source, facts["date"], facts["commit"],
-                                   facts.get("provenance"),
-                                   "`memlab matrix --prefixes`, a step of `memlab test --full`"))
+                                   facts.get("provenance"), prefixes_by[source]))
     return Table("; ".join(sources), ["proof", "kernel", "result"], rows,
                  [r[0] or "" for r in rows], trailing_text=2)
 

@@ -473,7 +473,7 @@ def _prefixes_label(recorded: tuple[dict, list[matrix.PrefixResult]] | None) -> 
 
 
 def _prefixes_cell(recorded: tuple[dict, list[matrix.PrefixResult]] | None,
-                   by: str = "`memlab matrix --prefixes`") -> str:
+                   by: str) -> str:
     if recorded is None:
         return f"not recorded ({by})"
     prefixes = recorded[1]
@@ -520,8 +520,8 @@ def proof_table() -> Table:
     by_mainline_prefixes = f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab matrix --prefixes`"
     prefixes = {source: matrix.load_prefixes(source)
                 for source in (matrix.PREFIX_RESULTS, mainline_prefixes)}
-    prefixes_by = {matrix.PREFIX_RESULTS:
-                   "`memlab matrix --prefixes`, a step of `memlab test --full`",
+    by_prefixes = "`memlab matrix --prefixes`"
+    prefixes_by = {matrix.PREFIX_RESULTS: f"{by_prefixes}, a step of `memlab test --full`",
                    mainline_prefixes: f"{by_mainline_prefixes}, a step of {by_mainline_full}"}
     by_mainline = "`memlab test`"
 
@@ -567,7 +567,7 @@ def proof_table() -> Table:
         ["", "compile matrix: a sparse-only and a clang-only mistake", caught("matrix")],
         ["Builds", "i386 HIGHMEM (compile)", _build_cell(full, "build highmem i386")],
         ["", _prefixes_label(prefixes[matrix.PREFIX_RESULTS]),
-         _prefixes_cell(prefixes[matrix.PREFIX_RESULTS])],
+         _prefixes_cell(prefixes[matrix.PREFIX_RESULTS], by_prefixes)],
         ["", "compile matrix: W=1 (gcc, clang) and sparse, series vs pristine",
          _matrix_cell()],
     ]

@@ -137,7 +137,7 @@ def test_the_prefixes_are_recorded_and_the_proof_table_names_the_unclean(monkeyp
     recorded_run = matrix.load_prefixes(tmp_path / "prefixes.json")
     facts, recorded = recorded_run
     assert recorded == results and facts["commit"] == "abc"
-    assert tables._prefixes_cell(recorded_run) == "2 of 3 clean; not clean: 2"
+    assert tables._prefixes_cell(recorded_run, "`x`") == "2 of 3 clean; not clean: 2"
     assert "and the clearing patches alone" in tables._prefixes_label(recorded_run)
     assert tables._prefixes_cell(matrix.load_prefixes(tmp_path / "none.json"), "`x`") == \
         "not recorded (`x`)"

@@ -482,7 +482,7 @@ def _prefixes_cell(recorded: tuple[dict, list[matrix.PrefixResult]] | None,
         f"; not clean: {', '.join(bad)}" if bad else "")
 
 
-def _matrix_cell(source: Path = matrix.MATRIX_RESULTS, by: str = "`memlab matrix`") -> str:
+def _matrix_cell(source: Path, by: str) -> str:
     if not source.exists():
         return f"not recorded ({by})"
     clean, count = figures.matrix_tally(source)
@@ -515,6 +515,7 @@ def proof_table() -> Table:
     mainline_full = _record_or_none(mainline_full_record)
     by_mainline_full = f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab test --full`"
     mainline_matrix = paths.results_of(kernel_base.MAINLINE) / matrix.MATRIX_RESULTS.name
+    by_matrix = "`memlab matrix`"
     by_mainline_matrix = f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab matrix`"
     mainline_prefixes = paths.results_of(kernel_base.MAINLINE) / matrix.PREFIX_RESULTS.name
     by_mainline_prefixes = f"`MEMLAB_BASE={kernel_base.MAINLINE} memlab matrix --prefixes`"
@@ -569,7 +570,7 @@ def proof_table() -> Table:
         ["", _prefixes_label(prefixes[matrix.PREFIX_RESULTS]),
          _prefixes_cell(prefixes[matrix.PREFIX_RESULTS], by_prefixes)],
         ["", "compile matrix: W=1 (gcc, clang) and sparse, series vs pristine",
-         _matrix_cell()],
+         _matrix_cell(matrix.MATRIX_RESULTS, by_matrix)],
     ]
     sources = [_run_source(test_record(full=False), default, "`memlab test`")]
     if full:
@@ -582,7 +583,7 @@ def proof_table() -> Table:
     sources += [f"results/selftests/{arches.DEBIAN_CONFIG}.json (`memlab test --full`)",
                 "results/breaks.json (each break run by hand, docs/testing.md)"]
     sources += [_matrix_source(path, by) for path, by in (
-                    (matrix.MATRIX_RESULTS, "`memlab matrix`"),
+                    (matrix.MATRIX_RESULTS, by_matrix),
                     (mainline_matrix, by_mainline_matrix))
                 if path.exists()]
     for source, recorded in prefixes.items():

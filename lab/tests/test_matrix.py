@@ -226,7 +226,7 @@ def test_the_proof_table_names_the_targets_no_recorded_run_has(monkeypatch):
     monkeypatch.setattr(matrix, "load_results", lambda source=None: record)
     monkeypatch.setattr(figures, "matrix_tally", lambda source=None: (15, 15))
     monkeypatch.setattr(matrix.MATRIX_RESULTS.__class__, "exists", lambda self: True)
-    cell = tables._matrix_cell()
+    cell = tables._matrix_cell(matrix.MATRIX_RESULTS, "`m`")
     assert cell.startswith("15 of 15 targets clean")
     assert cell.endswith("not run yet: x86_64-zone-device-clang, "
                          "x86_64-hotplug-no-device-clang, arm64-clang")

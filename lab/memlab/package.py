@@ -116,7 +116,8 @@ def by_hand(flavour: str) -> list[str]:
     config = " ".join(_scripts_config(name, value)
                       for name, value in handbook_options(flavour).items())
     return [
-        f"apt-get install {base.package} {base.config_package} "
+        # The pinned upload, not apt's candidate: the series is tried on it.
+        f"apt-get install {base.package}={base.version} {base.config_package}={base.version} "
         + " ".join(t for t in tools if t != "ccache"),
         "memlab=$PWD; mkdir ../linux && cd ../linux",
         f"tar xaf /usr/src/{base.package}.tar.xz --strip-components=1",

@@ -40,7 +40,8 @@ SWITCHES = (
            "ranges: the binding thread alone"),
     Switch("memmap_single_pass=off", "the single pass to the buddy allocator: fresh pages "
            "written in use (or offline) and walked again to free them, their tails "
-           "checked there where the page checks are on (init_on_alloc=1)"),
+           "checked there where the page checks are on (init_on_alloc=1, Debian's "
+           "default, or init_on_free=1)"),
     Switch("clear_pages_stream=off", "x86-64's streaming clear of runs of 8 to 32 MB "
            "(1 GB hugetlb folios zeroed for userspace): one string operation"),
 )

@@ -175,7 +175,15 @@ memmap_pages() {
 		END {if (seen == 2) print n}' /proc/vmstat
 }
 
-movable_free() { awk '/^Node .* zone +Movable/ {m=1; next} /^Node/ {m=0} m && /nr_free_pages/ {print $2; exit}' /proc/zoneinfo; }
+# The free pages of the first ZONE_MOVABLE, with those on its per-CPU lists:
+# pages freed there (the hugetlb folios of kmem-online.sh's HVO step) wait
+# on those lists and reach the free count only as the lists are drained,
+# which may happen while a fill runs.
+movable_free() {
+	awk '/^Node/ {if (m) exit; m = / zone +Movable/; next}
+		m && $1 == "nr_free_pages" {free = $2} m && $1 == "count:" {pcp += $2}
+		END {if (free != "") print free + pcp}' /proc/zoneinfo
+}
 
 # fill_movable MiB: use memory onlined movable. tmpfs pages are movable, and
 # ZONE_MOVABLE is the first zone movable allocations try, so files of most
